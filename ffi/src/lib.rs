@@ -1,0 +1,1 @@
+//! C ABI for ctxscribe (filled in by the C ABI issue).

@@ -1,0 +1,1 @@
+//! Python bindings for ctxscribe (filled in by the Python issue).

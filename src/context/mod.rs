@@ -1,0 +1,1 @@
+//! Request context: validated `messages`, `languages` and `dictionary`.

@@ -1,0 +1,1 @@
+//! Whisper models: locating them and converting CTranslate2 weights to whisper.cpp ggml.
