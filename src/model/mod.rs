@@ -1,1 +1,8 @@
 //! Whisper models: locating them and converting CTranslate2 weights to whisper.cpp ggml.
+
+pub mod convert;
+
+pub use convert::{
+    ConversionReport, ConvertError, UnknownWeightType, WeightType, WhisperHparams,
+    convert_ct2_to_ggml,
+};
