@@ -1,1 +1,43 @@
 //! Request context: validated `messages`, `languages` and `dictionary`.
+//!
+//! This is the one place where the three request fields are validated; the HTTP
+//! server, the C ABI and the Python package all call it, so the same text is accepted
+//! or rejected the same way everywhere.
+//!
+//! - Wire text (a form field, a C string, a Python `str`): [`parse_messages`],
+//!   [`parse_languages`], [`parse_dictionary`].
+//! - Already-typed values (Rust, C arrays, Python lists): [`validate_messages`],
+//!   [`Languages::from_codes`] / [`validate_languages`], [`Dictionary::from_terms`].
+//!
+//! Every error is an [`Error::InvalidRequest`](crate::Error::InvalidRequest) whose
+//! `param` is `"messages"`, `"languages"` or `"dictionary"` and whose message says what
+//! is wrong, where (`messages[2].role`, `languages[1]`, `dictionary[3]`) and which limit
+//! applies.
+//!
+//! Common rules:
+//! - An empty or all-whitespace field, or JSON `null`, means the field was not given
+//!   (no messages, [`Languages::Auto`], an empty [`Dictionary`]); HTML forms and
+//!   `curl -F field=` send unset fields that way.
+//! - Each field's raw text is checked against a byte limit before any parsing
+//!   ([`MAX_MESSAGES_TEXT_BYTES`], [`MAX_LANGUAGES_TEXT_BYTES`],
+//!   [`MAX_DICTIONARY_TEXT_BYTES`]), and JSON nesting deeper than [`MAX_JSON_DEPTH`] is
+//!   rejected by a linear scan before parsing, so no input can overflow the stack.
+//!
+//! The accepted forms and every decision are documented on [`parse_messages`],
+//! [`parse_languages`] and [`parse_dictionary`].
+
+mod dictionary;
+mod languages;
+mod languages_table;
+mod messages;
+mod request;
+
+pub use dictionary::{Dictionary, parse_dictionary};
+pub use languages::{Language, Languages, parse_languages, validate_languages};
+pub use languages_table::LANGUAGE_COUNT;
+pub use messages::{Message, Role, parse_messages, validate_messages};
+pub use request::{
+    MAX_DICTIONARY_TERMS, MAX_DICTIONARY_TEXT_BYTES, MAX_JSON_DEPTH, MAX_LANGUAGES,
+    MAX_LANGUAGES_TEXT_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_MESSAGES_TEXT_BYTES,
+    MAX_TERM_CHARS, MAX_TOTAL_MESSAGE_BYTES,
+};
