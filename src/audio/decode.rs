@@ -1,0 +1,648 @@
+//! Demux and decode with symphonia 0.6 (Opus through libopus via
+//! `symphonia-adapter-libopus`), downmix, and stream the mono samples into the 16 kHz
+//! resampler.
+//!
+//! The family is already known from [`super::probe`], so the matching symphonia reader is
+//! opened directly instead of going through symphonia's probe (AUDIO.md, pitfall 1).
+//! Each pitfall of AUDIO.md has its counterpart here:
+//!
+//! 1. probe depth / junk: readers are opened directly; MP3 starts after the ID3 tags.
+//! 2. Opus declared at another rate: Opus is always decoded at 48 kHz.
+//! 3. chained Ogg: `ResetRequired` from the reader starts the next link (new track, new
+//!    decoder, new resampler if the rate changes).
+//! 4. truncated seekable WebM: if the reader cannot open the file seekably (it follows
+//!    SeekHead/Cues pointers past the end), it is reopened as a forward-only stream.
+//!    Likewise a "fast start" MP4 cut inside its `mdat` gets the box size repaired.
+//! 5. RF64 is rejected by the probe; HE-AAC with explicit signalling fails in the decoder
+//!    and is reported as `AudioDecode`.
+//! 6. runaway containers: declared duration checked before decoding, decoded duration
+//!    checked after every packet, a wall-clock deadline checked before every packet.
+//! 7. `UnexpectedEof` from the reader is the end of the stream.
+//! 8. NaN/Inf samples become 0, everything is clamped to [-1, 1].
+
+use std::io::Cursor;
+use std::sync::LazyLock;
+use std::time::Instant;
+
+use symphonia::core::codecs::CodecParameters;
+use symphonia::core::codecs::audio::well_known::{
+    CODEC_ID_AAC, CODEC_ID_AC3, CODEC_ID_ALAC, CODEC_ID_EAC3, CODEC_ID_FLAC, CODEC_ID_MP1,
+    CODEC_ID_MP2, CODEC_ID_MP3, CODEC_ID_OPUS, CODEC_ID_PCM_F32LE, CODEC_ID_PCM_F64LE,
+    CODEC_ID_PCM_S16BE, CODEC_ID_PCM_S16LE, CODEC_ID_PCM_S24BE, CODEC_ID_PCM_S24LE,
+    CODEC_ID_PCM_S32BE, CODEC_ID_PCM_S32LE, CODEC_ID_SPEEX, CODEC_ID_VORBIS, CODEC_ID_WMA,
+};
+use symphonia::core::codecs::audio::{
+    AudioCodecId, AudioCodecParameters, AudioDecoder, AudioDecoderOptions,
+};
+use symphonia::core::codecs::registry::CodecRegistry;
+use symphonia::core::errors::Error as SymphoniaError;
+use symphonia::core::formats::{FormatOptions, FormatReader, Track};
+use symphonia::core::io::{MediaSourceStream, MediaSourceStreamOptions, ReadOnlySource};
+use symphonia::default::formats::{IsoMp4Reader, MkvReader, MpaReader, OggReader, WavReader};
+use symphonia_adapter_libopus::OpusDecoder;
+
+use crate::error::Error;
+
+use super::probe::Probed;
+use super::resample::{StreamResampler, sanitize};
+use super::{AudioFormat, AudioLimits, Pcm16k, TARGET_SAMPLE_RATE};
+
+/// More undecodable packets in a row than this fails the decode (about 2 s of AAC or
+/// Opus): a few bad packets are skipped, a file that is mostly garbage is not transcribed.
+const MAX_CONSECUTIVE_DECODE_ERRORS: u32 = 100;
+/// Opus is always decoded at this rate (AUDIO.md, pitfall 2).
+const OPUS_DECODE_RATE: u32 = 48_000;
+
+/// symphonia's enabled codecs plus libopus.
+static CODECS: LazyLock<CodecRegistry> = LazyLock::new(|| {
+    let mut registry = CodecRegistry::new();
+    symphonia::default::register_enabled_codecs(&mut registry);
+    registry.register_audio_decoder::<OpusDecoder>();
+    registry
+});
+
+fn symphonia_error(context: impl std::fmt::Display, e: SymphoniaError) -> Error {
+    Error::AudioDecode {
+        message: format!("{context}: {e}"),
+        source: Some(Box::new(e)),
+    }
+}
+
+/// Decodes `bytes` (already probed) to 16 kHz mono.
+pub(crate) fn decode(bytes: &[u8], probed: &Probed, limits: &AudioLimits) -> Result<Pcm16k, Error> {
+    let deadline = Instant::now().checked_add(limits.decode_timeout);
+    let data = bytes.get(probed.data_start..).unwrap_or_default();
+    let repaired;
+    let data = match probed.format {
+        AudioFormat::M4a => match repair_truncated_mdat(data) {
+            Some(copy) => {
+                repaired = copy;
+                repaired.as_slice()
+            }
+            None => data,
+        },
+        _ => data,
+    };
+    let mut reader = open_reader(probed.format, data)?;
+    let mut current = open_track(reader.as_ref(), probed)?;
+
+    let declared = declared_secs(&current.track);
+    // WAV headers written by streaming recorders often declare 0xFFFFFFFF bytes of data; the
+    // running check below bounds WAV (whose decoding is cheap) instead.
+    if probed.format != AudioFormat::Wav
+        && declared.is_some_and(|secs| secs > limits.max_duration_secs)
+    {
+        return Err(Error::AudioTooLong {
+            limit_secs: limits.max_duration_secs,
+        });
+    }
+
+    let mut sink = Sink::new(limits.max_duration_secs, declared);
+    let mut consecutive_errors = 0u32;
+    let mut last_error: Option<SymphoniaError> = None;
+
+    loop {
+        if deadline.is_some_and(|d| Instant::now() > d) {
+            return Err(Error::decode(format!(
+                "decoding took too long (limit {:.1} s)",
+                limits.decode_timeout.as_secs_f64()
+            )));
+        }
+        let packet = match reader.next_packet() {
+            Ok(Some(packet)) => packet,
+            Ok(None) => break,
+            // A stream cut short ends here (pitfall 7); what was decoded is kept.
+            Err(SymphoniaError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                break;
+            }
+            // The next link of a chained Ogg stream (pitfall 3).
+            Err(SymphoniaError::ResetRequired) => {
+                match open_track(reader.as_ref(), probed) {
+                    Ok(next) => current = next,
+                    Err(_) if sink.frames() > 0 => break,
+                    Err(e) => return Err(e),
+                }
+                continue;
+            }
+            Err(e) => return Err(symphonia_error("the container is corrupt", e)),
+        };
+        if packet.track_id != current.track.id {
+            continue;
+        }
+        match current.decoder.decode(&packet) {
+            Ok(buffer) => {
+                consecutive_errors = 0;
+                sink.push(&buffer)?;
+            }
+            // symphonia's AAC decoder reports damaged data as `Unsupported` too: skip such
+            // packets like the others; a stream that is really unsupported fails on the cap.
+            Err(
+                e @ (SymphoniaError::DecodeError(_)
+                | SymphoniaError::IoError(_)
+                | SymphoniaError::Unsupported(_)),
+            ) => {
+                consecutive_errors += 1;
+                last_error = Some(e);
+            }
+            Err(SymphoniaError::ResetRequired) => {
+                consecutive_errors += 1;
+                current.decoder.reset();
+            }
+            Err(e) => return Err(symphonia_error("the audio stream is unusable", e)),
+        }
+        if consecutive_errors > MAX_CONSECUTIVE_DECODE_ERRORS {
+            let message = format!(
+                "more than {MAX_CONSECUTIVE_DECODE_ERRORS} consecutive packets could not be decoded"
+            );
+            return Err(match last_error {
+                Some(e) => symphonia_error(message, e),
+                None => Error::decode(message),
+            });
+        }
+    }
+
+    if sink.frames() == 0 {
+        let message = format!("no audio could be decoded from the {} file", probed.format);
+        return Err(match last_error {
+            Some(e) => symphonia_error(message, e),
+            None => Error::decode(message),
+        });
+    }
+    sink.finish(probed.format)
+}
+
+/// A copy of an MP4 file cut inside its final `mdat` box, with the box size shortened to
+/// what is left, or `None` if the file is not cut there. symphonia refuses to read samples
+/// from an `mdat` that claims to extend past the end of the file, although the `moov` box
+/// (at the front of a "fast start" file) still describes every sample before the cut.
+fn repair_truncated_mdat(data: &[u8]) -> Option<Vec<u8>> {
+    let mut pos = 0usize;
+    // Top-level boxes are few; bound the walk anyway.
+    for _ in 0..1024 {
+        let header = data.get(pos..pos + 8)?;
+        let size32 = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
+        let (size, header_len) = match size32 {
+            // Extends to the end of the file: nothing is cut.
+            0 => return None,
+            1 => {
+                let large = data.get(pos + 8..pos + 16)?;
+                let mut raw = [0u8; 8];
+                raw.copy_from_slice(large);
+                (u64::from_be_bytes(raw), 16)
+            }
+            n => (u64::from(n), 8),
+        };
+        if size < header_len {
+            return None;
+        }
+        let end = u64::try_from(pos).ok()?.checked_add(size)?;
+        let len = u64::try_from(data.len()).ok()?;
+        if end > len {
+            if &header[4..8] != b"mdat" {
+                return None;
+            }
+            let remaining = len - u64::try_from(pos).ok()?;
+            let mut copy = data.to_vec();
+            if header_len == 16 {
+                copy[pos + 8..pos + 16].copy_from_slice(&remaining.to_be_bytes());
+            } else {
+                let remaining = u32::try_from(remaining).ok()?;
+                copy[pos..pos + 4].copy_from_slice(&remaining.to_be_bytes());
+            }
+            return Some(copy);
+        }
+        pos = usize::try_from(end).ok()?;
+    }
+    None
+}
+
+/// Opens the symphonia reader of `format` on `data`.
+fn open_reader<'a>(
+    format: AudioFormat,
+    data: &'a [u8],
+) -> Result<Box<dyn FormatReader + 'a>, Error> {
+    fn boxed<'a, R: FormatReader + 'a>(r: R) -> Box<dyn FormatReader + 'a> {
+        Box::new(r)
+    }
+    let seekable = || MediaSourceStream::new(Box::new(Cursor::new(data)), Default::default());
+    let opts = FormatOptions::default();
+    let opened = match format {
+        AudioFormat::Wav => WavReader::try_new(seekable(), opts).map(boxed),
+        AudioFormat::Mp3 => MpaReader::try_new(seekable(), opts).map(boxed),
+        AudioFormat::M4a => IsoMp4Reader::try_new(seekable(), opts).map(boxed),
+        AudioFormat::Ogg => OggReader::try_new(seekable(), opts).map(boxed),
+        AudioFormat::Webm => match MkvReader::try_new(seekable(), opts.clone()) {
+            Ok(reader) => Ok(boxed(reader)),
+            // A truncated seekable WebM points (SeekHead, Cues) past its end; read forward
+            // only, as a live stream is read (pitfall 4).
+            Err(first) => {
+                let forward = MediaSourceStream::new(
+                    Box::new(ReadOnlySource::new(Cursor::new(data))),
+                    MediaSourceStreamOptions::default(),
+                );
+                MkvReader::try_new(forward, opts)
+                    .map(boxed)
+                    .map_err(|_| first)
+            }
+        },
+    };
+    opened.map_err(|e| {
+        let context = match &e {
+            SymphoniaError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+                format!("the {format} file is truncated before any audio")
+            }
+            _ => format!("not a readable {format} file"),
+        };
+        symphonia_error(context, e)
+    })
+}
+
+/// The selected audio track and its decoder.
+struct OpenTrack {
+    track: Track,
+    decoder: Box<dyn AudioDecoder>,
+}
+
+fn audio_params(track: &Track) -> Option<&AudioCodecParameters> {
+    match &track.codec_params {
+        Some(CodecParameters::Audio(params)) => Some(params),
+        _ => None,
+    }
+}
+
+/// Codecs a Matroska (not WebM) file may carry to be accepted as the webm family: the WebM
+/// codecs, and PCM as Chrome's MediaRecorder writes it.
+fn is_webm_codec(codec: AudioCodecId) -> bool {
+    [
+        CODEC_ID_OPUS,
+        CODEC_ID_VORBIS,
+        CODEC_ID_PCM_F32LE,
+        CODEC_ID_PCM_F64LE,
+        CODEC_ID_PCM_S16LE,
+        CODEC_ID_PCM_S24LE,
+        CODEC_ID_PCM_S32LE,
+        CODEC_ID_PCM_S16BE,
+        CODEC_ID_PCM_S24BE,
+        CODEC_ID_PCM_S32BE,
+    ]
+    .contains(&codec)
+}
+
+fn codec_name(codec: AudioCodecId) -> String {
+    const NAMES: &[(AudioCodecId, &str)] = &[
+        (CODEC_ID_AAC, "aac"),
+        (CODEC_ID_AC3, "ac3"),
+        (CODEC_ID_EAC3, "eac3"),
+        (CODEC_ID_ALAC, "alac"),
+        (CODEC_ID_FLAC, "flac"),
+        (CODEC_ID_MP1, "mp1"),
+        (CODEC_ID_MP2, "mp2"),
+        (CODEC_ID_MP3, "mp3"),
+        (CODEC_ID_OPUS, "opus"),
+        (CODEC_ID_SPEEX, "speex"),
+        (CODEC_ID_VORBIS, "vorbis"),
+        (CODEC_ID_WMA, "wma"),
+    ];
+    NAMES
+        .iter()
+        .find(|(id, _)| *id == codec)
+        .map(|(_, name)| (*name).to_owned())
+        .or_else(|| {
+            CODECS
+                .get_audio_decoder(codec)
+                .map(|d| d.codec.info.short_name.to_owned())
+        })
+        .unwrap_or_else(|| format!("codec {codec}"))
+}
+
+/// Picks the first audio track we can decode and opens its decoder.
+fn open_track(reader: &dyn FormatReader, probed: &Probed) -> Result<OpenTrack, Error> {
+    let audio: Vec<(&Track, &AudioCodecParameters)> = reader
+        .tracks()
+        .iter()
+        .filter_map(|t| audio_params(t).map(|p| (t, p)))
+        .collect();
+    let Some(&(_, first_params)) = audio.first() else {
+        return Err(Error::decode(format!(
+            "the {} file has no audio track",
+            probed.format
+        )));
+    };
+    let allowed = |codec| !probed.matroska || is_webm_codec(codec);
+    let chosen = audio
+        .iter()
+        .find(|(_, p)| allowed(p.codec) && CODECS.get_audio_decoder(p.codec).is_some());
+    let Some(&(track, params)) = chosen else {
+        let name = codec_name(first_params.codec);
+        return Err(if probed.matroska && !is_webm_codec(first_params.codec) {
+            Error::UnsupportedAudioType {
+                detected: format!("matroska ({name})"),
+            }
+        } else {
+            Error::decode(format!(
+                "the {} file's audio codec ({name}) is not supported",
+                probed.format
+            ))
+        });
+    };
+    let mut params = params.clone();
+    if params.codec == CODEC_ID_OPUS {
+        // Whatever the container declares (pitfall 2).
+        params.sample_rate = Some(OPUS_DECODE_RATE);
+    }
+    let decoder = CODECS
+        .make_audio_decoder(&params, &AudioDecoderOptions::default())
+        .map_err(|e| {
+            symphonia_error(
+                format!(
+                    "the {} decoder could not be opened",
+                    codec_name(params.codec)
+                ),
+                e,
+            )
+        })?;
+    Ok(OpenTrack {
+        track: track.clone(),
+        decoder,
+    })
+}
+
+/// The duration the container declares for `track`, if any.
+fn declared_secs(track: &Track) -> Option<f64> {
+    if let (Some(time_base), Some(duration)) = (track.time_base, track.duration) {
+        // Too long to be represented: longer than any limit.
+        return Some(
+            time_base
+                .calc_duration(duration)
+                .map_or(f64::INFINITY, |t| t.as_secs_f64()),
+        );
+    }
+    let frames = track.num_frames?;
+    let params = audio_params(track)?;
+    let rate = if params.codec == CODEC_ID_OPUS {
+        OPUS_DECODE_RATE
+    } else {
+        params.sample_rate.filter(|&r| r > 0)?
+    };
+    Some(frames as f64 / f64::from(rate))
+}
+
+/// Receives decoded buffers: downmix, sanitise, resample, enforce the duration limit.
+struct Sink {
+    max_secs: f64,
+    out: Vec<f32>,
+    resampler: Option<StreamResampler>,
+    /// Seconds of audio in resamplers already finished (earlier links of a chained Ogg).
+    finished_secs: f64,
+    frames: u64,
+    first_spec: Option<(u32, u16)>,
+    interleaved: Vec<f32>,
+    mono: Vec<f32>,
+}
+
+impl Sink {
+    fn new(max_secs: f64, declared_secs: Option<f64>) -> Self {
+        // Reserve for the declared duration, within the limit and at most 10 minutes (a
+        // hostile header must not reserve much); grow otherwise.
+        let reserve_secs = declared_secs
+            .unwrap_or(0.0)
+            .clamp(0.0, max_secs.clamp(0.0, 600.0))
+            + 1.0;
+        let reserve = (reserve_secs * f64::from(TARGET_SAMPLE_RATE)) as usize;
+        Sink {
+            max_secs,
+            out: Vec::with_capacity(reserve),
+            resampler: None,
+            finished_secs: 0.0,
+            frames: 0,
+            first_spec: None,
+            interleaved: Vec::new(),
+            mono: Vec::new(),
+        }
+    }
+
+    /// Decoded frames so far (at the source rates).
+    fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    fn push(
+        &mut self,
+        buffer: &symphonia::core::audio::GenericAudioBufferRef<'_>,
+    ) -> Result<(), Error> {
+        let n_frames = buffer.frames();
+        if n_frames == 0 {
+            return Ok(());
+        }
+        let rate = buffer.spec().rate();
+        let channels = buffer.spec().channels().count().max(1);
+        self.first_spec
+            .get_or_insert((rate, u16::try_from(channels).unwrap_or(u16::MAX)));
+
+        buffer.copy_to_vec_interleaved::<f32>(&mut self.interleaved);
+        self.mono.clear();
+        if channels == 1 {
+            self.mono
+                .extend(self.interleaved.iter().copied().map(sanitize));
+        } else {
+            let scale = 1.0 / channels as f32;
+            self.mono.extend(
+                self.interleaved
+                    .chunks_exact(channels)
+                    .map(|frame| frame.iter().copied().map(sanitize).sum::<f32>() * scale),
+            );
+        }
+
+        // A new rate (next link of a chained Ogg, a rate change mid-stream): finish the
+        // current resampler and start another.
+        let resampler = match self.resampler.take() {
+            Some(r) if r.rate() == rate => r,
+            previous => {
+                if let Some(previous) = previous {
+                    self.finished_secs += previous.frames_in() as f64 / f64::from(previous.rate());
+                    previous.finish(&mut self.out)?;
+                }
+                StreamResampler::new(rate)?
+            }
+        };
+        let resampler = self.resampler.insert(resampler);
+        resampler.push(&self.mono, &mut self.out)?;
+        self.frames += self.mono.len() as u64;
+
+        let decoded_secs =
+            self.finished_secs + resampler.frames_in() as f64 / f64::from(resampler.rate());
+        if decoded_secs > self.max_secs {
+            return Err(Error::AudioTooLong {
+                limit_secs: self.max_secs,
+            });
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, format: AudioFormat) -> Result<Pcm16k, Error> {
+        if let Some(resampler) = self.resampler.take() {
+            resampler.finish(&mut self.out)?;
+        }
+        let (source_sample_rate, source_channels) = self.first_spec.unwrap_or_default();
+        Ok(Pcm16k {
+            samples: self.out,
+            source_format: format,
+            source_sample_rate,
+            source_channels,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A canonical 44-byte-header float WAV.
+    fn float_wav(rate: u32, channels: u16, samples: &[f32]) -> Vec<u8> {
+        let data_len = u32::try_from(samples.len() * 4).expect("small");
+        let mut w = Vec::new();
+        w.extend_from_slice(b"RIFF");
+        w.extend_from_slice(&(36 + data_len).to_le_bytes());
+        w.extend_from_slice(b"WAVEfmt ");
+        w.extend_from_slice(&16u32.to_le_bytes());
+        w.extend_from_slice(&3u16.to_le_bytes()); // IEEE float
+        w.extend_from_slice(&channels.to_le_bytes());
+        w.extend_from_slice(&rate.to_le_bytes());
+        w.extend_from_slice(&(rate * 4 * u32::from(channels)).to_le_bytes());
+        w.extend_from_slice(&(4 * channels).to_le_bytes());
+        w.extend_from_slice(&32u16.to_le_bytes());
+        w.extend_from_slice(b"data");
+        w.extend_from_slice(&data_len.to_le_bytes());
+        for s in samples {
+            w.extend_from_slice(&s.to_le_bytes());
+        }
+        w
+    }
+
+    fn decode_bytes(bytes: &[u8], limits: &AudioLimits) -> Result<Pcm16k, Error> {
+        let probed = super::super::probe::probe(bytes)?;
+        decode(bytes, &probed, limits)
+    }
+
+    #[test]
+    fn stereo_is_averaged_to_mono() {
+        // Left 0.5, right -0.1 (constant): mono is 0.2.
+        let frames: Vec<f32> = (0..1600).flat_map(|_| [0.5f32, -0.1]).collect();
+        let pcm =
+            decode_bytes(&float_wav(16_000, 2, &frames), &AudioLimits::default()).expect("decodes");
+        assert_eq!(pcm.source_channels, 2);
+        assert_eq!(pcm.source_sample_rate, 16_000);
+        assert_eq!(pcm.samples.len(), 1600);
+        assert!(pcm.samples.iter().all(|&s| (s - 0.2).abs() < 1e-6));
+        // Opposite channels cancel.
+        let frames: Vec<f32> = (0..1600).flat_map(|_| [0.3f32, -0.3]).collect();
+        let pcm =
+            decode_bytes(&float_wav(16_000, 2, &frames), &AudioLimits::default()).expect("decodes");
+        assert!(pcm.samples.iter().all(|&s| s.abs() < 1e-6));
+    }
+
+    #[test]
+    fn nan_inf_and_overs_are_sanitised() {
+        let samples = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3.0, -2.0, 0.25];
+        let long: Vec<f32> = samples.iter().copied().cycle().take(4800).collect();
+        for rate in [16_000, 48_000] {
+            let pcm =
+                decode_bytes(&float_wav(rate, 1, &long), &AudioLimits::default()).expect("decodes");
+            assert!(
+                pcm.samples
+                    .iter()
+                    .all(|s| s.is_finite() && (-1.0..=1.0).contains(s)),
+                "rate {rate}"
+            );
+        }
+        let pcm = decode_bytes(&float_wav(16_000, 1, &samples), &AudioLimits::default())
+            .expect("decodes");
+        assert_eq!(pcm.samples, [0.0, 0.0, 0.0, 1.0, -1.0, 0.25]);
+    }
+
+    #[test]
+    fn decoded_duration_is_capped_while_decoding() {
+        let wav = float_wav(16_000, 1, &vec![0.1; 16_000 * 3]);
+        let limits = AudioLimits {
+            max_duration_secs: 2.0,
+            ..AudioLimits::default()
+        };
+        let err = decode_bytes(&wav, &limits).expect_err("too long");
+        assert_eq!(err.code(), "audio_too_long");
+        let limits = AudioLimits {
+            max_duration_secs: 3.0,
+            ..AudioLimits::default()
+        };
+        assert!(decode_bytes(&wav, &limits).is_ok());
+    }
+
+    #[test]
+    fn deadline_is_enforced() {
+        let wav = float_wav(16_000, 1, &vec![0.1; 16_000]);
+        let limits = AudioLimits {
+            decode_timeout: std::time::Duration::ZERO,
+            ..AudioLimits::default()
+        };
+        let err = decode_bytes(&wav, &limits).expect_err("deadline");
+        assert_eq!(err.code(), "audio_decode_failed");
+        assert!(err.to_string().contains("took too long"), "{err}");
+    }
+
+    #[test]
+    fn header_only_wav_is_a_decode_error() {
+        let wav = float_wav(16_000, 1, &[]);
+        let err = decode_bytes(&wav, &AudioLimits::default()).expect_err("nothing to decode");
+        assert_eq!(err.code(), "audio_decode_failed");
+        let err = decode_bytes(&wav[..20], &AudioLimits::default()).expect_err("cut header");
+        assert_eq!(err.code(), "audio_decode_failed");
+    }
+
+    #[test]
+    fn absurd_sample_rates_are_decode_errors() {
+        for rate in [1, 900, 1_000_000] {
+            let err = decode_bytes(&float_wav(rate, 1, &[0.1; 64]), &AudioLimits::default())
+                .expect_err("absurd rate");
+            assert_eq!(err.code(), "audio_decode_failed", "rate {rate}");
+        }
+    }
+
+    #[test]
+    fn a_cut_mdat_is_shortened_to_what_is_left() {
+        let mut mp4 = b"\0\0\0\x10ftypM4A \0\0\0\0".to_vec();
+        mp4.extend_from_slice(b"\0\0\0\x10moov\0\0\0\0\0\0\0\0");
+        let mdat_at = mp4.len();
+        mp4.extend_from_slice(b"\0\0\x10\0mdat");
+        mp4.extend_from_slice(&[7; 100]);
+        let fixed = repair_truncated_mdat(&mp4).expect("repaired");
+        assert_eq!(fixed[mdat_at..mdat_at + 4], 108u32.to_be_bytes());
+        assert_eq!(fixed[mdat_at + 4..], mp4[mdat_at + 4..]);
+        // 64-bit size.
+        let mut large = mp4[..mdat_at].to_vec();
+        large.extend_from_slice(b"\0\0\0\x01mdat");
+        large.extend_from_slice(&(1u64 << 40).to_be_bytes());
+        large.extend_from_slice(&[7; 100]);
+        let fixed = repair_truncated_mdat(&large).expect("repaired");
+        assert_eq!(fixed[mdat_at + 8..mdat_at + 16], 116u64.to_be_bytes());
+        // Complete files, and files cut in another box, are left alone.
+        assert!(repair_truncated_mdat(&fixed).is_none());
+        assert!(repair_truncated_mdat(&mp4[..mdat_at - 4]).is_none());
+    }
+
+    #[test]
+    fn registry_has_opus_and_the_symphonia_codecs() {
+        for codec in [
+            CODEC_ID_OPUS,
+            CODEC_ID_VORBIS,
+            CODEC_ID_AAC,
+            CODEC_ID_MP3,
+            CODEC_ID_PCM_S16LE,
+        ] {
+            assert!(
+                CODECS.get_audio_decoder(codec).is_some(),
+                "{}",
+                codec_name(codec)
+            );
+        }
+        assert!(CODECS.get_audio_decoder(CODEC_ID_FLAC).is_none());
+    }
+}
