@@ -1,12 +1,28 @@
 //! ctxscribe: context-aware speech-to-text on an embedded Whisper engine.
 //!
+//! One operation: [`ContextTranscriber::transcribe`] turns an audio file (wav, webm, mp3,
+//! m4a, ogg) into one transcript, optionally helped by chat-style context `messages` and a
+//! `dictionary` of terms, in one of the allowed `languages`.
+//!
 //! The modules mirror the pipeline: [`audio`] (probe, decode, downmix, resample to
-//! 16 kHz mono f32) -> [`context`] (validated request fields, term mining, prompt) ->
-//! [`engine`] (whisper.cpp) -> [`correction`] -> [`transcript`].
+//! 16 kHz mono f32) -> [`context`] (validated request fields, prompt) -> [`engine`]
+//! (whisper.cpp) -> [`transcript`]. [`model`] converts and locates the weights,
+//! [`config`] holds defaults and environment variables, [`error`] the one error taxonomy.
 
 pub mod audio;
+pub mod config;
 pub mod context;
+pub mod engine;
 pub mod error;
 pub mod model;
+mod transcriber;
+pub mod transcript;
 
+pub use audio::AudioLimits;
+pub use context::{Dictionary, Language, Languages, Message, Role};
+pub use engine::Decoding;
 pub use error::{Error, Result};
+pub use transcriber::{
+    Audio, ContextTranscriber, ContextTranscriberBuilder, MAX_PCM_SAMPLE_RATE, MIN_PCM_SAMPLE_RATE,
+};
+pub use transcript::{StageTimings, Transcript};

@@ -30,6 +30,7 @@ mod dictionary;
 mod languages;
 mod languages_table;
 mod messages;
+pub mod prompt;
 mod request;
 
 pub use dictionary::{Dictionary, parse_dictionary};

@@ -1,0 +1,517 @@
+//! The whisper.cpp binding (through whisper-rs). The only module of the core crate with
+//! `unsafe`: the abort callback that enforces a request's deadline.
+
+use std::ffi::c_void;
+use std::ops::Range;
+use std::time::Instant;
+
+use whisper_rs::{
+    FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
+    WhisperVadContext, WhisperVadContextParams, WhisperVadParams,
+};
+
+use super::pool::Pool;
+use super::windows::{self, Window};
+use super::{Decoding, EngineConfig, EngineOutput, EngineRequest};
+use crate::audio::TARGET_SAMPLE_RATE;
+use crate::config::SETUP_COMMAND;
+use crate::context::{Language, Languages};
+use crate::error::{Error, Result};
+
+/// Vocabulary size of the large-v3 models, the first with a 100th language (`yue`).
+const VOCAB_WITH_CANTONESE: i32 = 51_866;
+/// Whisper's prompt budget: at most this many tokens of previous text count.
+const MAX_PROMPT_TOKENS: usize = 223;
+/// Tokens of the previous window's text carried into the next window's prompt.
+const CARRIED_TEXT_TOKENS: usize = 64;
+
+/// The embedded Whisper engine: the model, loaded once, and pools of per-call state.
+pub struct WhisperEngine {
+    context: WhisperContext,
+    multilingual: bool,
+    /// Language tokens the model has: 99, or 100 for large-v3 models (which add `yue`).
+    language_count: usize,
+    vad_model_path: Option<String>,
+    vad_contexts: Pool<WhisperVadContext>,
+    states: Pool<WhisperState>,
+    threads: usize,
+    decoding: Decoding,
+    model_description: String,
+}
+
+impl std::fmt::Debug for WhisperEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WhisperEngine")
+            .field("model", &self.model_description)
+            .field("multilingual", &self.multilingual)
+            .field("vad", &self.vad_model_path.is_some())
+            .field("threads", &self.threads)
+            .field("decoding", &self.decoding)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WhisperEngine {
+    /// Loads the model (and checks the VAD model) named by `config`.
+    ///
+    /// # Errors
+    /// [`Error::ModelUnavailable`] when a file is missing or not a loadable model.
+    pub fn load(config: &EngineConfig) -> Result<Self> {
+        whisper_rs::install_logging_hooks();
+        let model_path = &config.model_path;
+        if !model_path.is_file() {
+            return Err(Error::ModelUnavailable {
+                message: format!(
+                    "model file {} not found; run `{SETUP_COMMAND}` to install the default \
+                     model, or point CTXSCRIBE_MODEL at a whisper.cpp ggml/gguf file",
+                    model_path.display()
+                ),
+                source: None,
+            });
+        }
+        let mut context_params = WhisperContextParameters::default();
+        context_params.use_gpu(false);
+        let context = WhisperContext::new_with_params(model_path, context_params).map_err(|e| {
+            Error::ModelUnavailable {
+                message: format!(
+                    "{} is not a loadable whisper.cpp model ({e})",
+                    model_path.display()
+                ),
+                source: Some(Box::new(e)),
+            }
+        })?;
+        let vad_model_path = match &config.vad_model_path {
+            None => None,
+            Some(path) => {
+                let text = path.to_str().filter(|p| !p.contains('\0')).ok_or_else(|| {
+                    Error::ModelUnavailable {
+                        message: format!("VAD model path {} is not valid UTF-8", path.display()),
+                        source: None,
+                    }
+                })?;
+                if !path.is_file() {
+                    return Err(Error::ModelUnavailable {
+                        message: format!(
+                            "VAD model {} not found; run `{SETUP_COMMAND}` or unset \
+                             CTXSCRIBE_VAD_MODEL",
+                            path.display()
+                        ),
+                        source: None,
+                    });
+                }
+                Some(text.to_owned())
+            }
+        };
+        let engine = WhisperEngine {
+            multilingual: context.is_multilingual(),
+            language_count: if context.n_vocab() >= VOCAB_WITH_CANTONESE {
+                100
+            } else {
+                99
+            },
+            model_description: format!(
+                "{} ({} text layers, {})",
+                model_path.display(),
+                context.model_n_text_layer(),
+                if context.is_multilingual() {
+                    "multilingual"
+                } else {
+                    "English-only"
+                }
+            ),
+            context,
+            vad_model_path,
+            vad_contexts: Pool::new(),
+            states: Pool::new(),
+            threads: config.threads.max(1),
+            decoding: config.decoding,
+        };
+        // Load the VAD once now so that a broken file fails at start-up, not per request.
+        if engine.vad_model_path.is_some() {
+            let vad = engine.new_vad_context()?;
+            engine.vad_contexts.give_back(vad);
+        }
+        Ok(engine)
+    }
+
+    /// True when the model knows more languages than English.
+    #[must_use]
+    pub fn is_multilingual(&self) -> bool {
+        self.multilingual
+    }
+
+    /// True when a VAD model is loaded.
+    #[must_use]
+    pub fn has_vad(&self) -> bool {
+        self.vad_model_path.is_some()
+    }
+
+    /// Threads used per transcription.
+    #[must_use]
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Tokenizes `text` with the model's vocabulary (whisper.cpp's greedy tokenizer).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRequest`] for text the tokenizer rejects (e.g. NUL bytes).
+    pub fn tokenize(&self, text: &str) -> Result<Vec<i32>> {
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Every token covers at least one byte, so len + 1 slots always suffice (whisper-rs
+        // mishandles the "buffer too small" return value, so it must never happen).
+        self.context
+            .tokenize(text, text.len() + 1)
+            .map_err(|e| Error::invalid("prompt", format!("cannot tokenize context: {e}")))
+    }
+
+    /// Transcribes one 16 kHz mono signal.
+    ///
+    /// # Errors
+    /// [`Error::TranscriptionFailed`] when whisper.cpp fails or the deadline passes;
+    /// [`Error::InvalidRequest`] when `languages` cannot be served by this model.
+    pub fn transcribe(&self, request: &EngineRequest<'_>) -> Result<EngineOutput> {
+        let samples = request.samples;
+        let no_speech = EngineOutput {
+            text: String::new(),
+            language: None,
+            decoded_secs: 0.0,
+        };
+        let forced = self.forced_language(request.languages)?;
+        if windows::is_digital_silence(samples) {
+            return Ok(no_speech);
+        }
+        let regions = self.speech_regions(samples)?;
+        let plan = windows::plan_windows(samples, &regions);
+        if plan.is_empty() {
+            return Ok(no_speech);
+        }
+
+        let mut state = self.states.take_or(|| {
+            self.context
+                .create_state()
+                .map_err(|e| Error::TranscriptionFailed {
+                    message: format!("cannot allocate decoder state: {e}"),
+                    source: Some(Box::new(e)),
+                })
+        })?;
+        let result = self.transcribe_windows(&mut state, samples, &plan, forced, request);
+        // A state is reusable after any outcome: whisper_full resets it at the start.
+        self.states.give_back(state);
+        result
+    }
+
+    fn transcribe_windows(
+        &self,
+        state: &mut WhisperState,
+        samples: &[f32],
+        plan: &[Window],
+        forced: Option<Language>,
+        request: &EngineRequest<'_>,
+    ) -> Result<EngineOutput> {
+        let context_tokens = self.tokenize(request.prompt)?;
+        let mut language = forced;
+        let mut texts: Vec<String> = Vec::with_capacity(plan.len());
+        let mut decoded_samples = 0usize;
+        for window in plan {
+            check_deadline(request.deadline)?;
+            let audio = window.render(samples);
+            decoded_samples += audio.len();
+            let language = match language {
+                Some(language) => language,
+                None => {
+                    let detected = self.detect_language(state, &audio, request.languages)?;
+                    language = Some(detected);
+                    detected
+                }
+            };
+            let carried = match texts.last() {
+                Some(previous) => self.tokenize(previous)?,
+                None => Vec::new(),
+            };
+            let prompt = prompt_tokens(&carried, &context_tokens);
+            let text = self.decode_window(state, &audio, language, &prompt, request.deadline)?;
+            if !text.is_empty() {
+                texts.push(text);
+            }
+        }
+        let text = normalise_whitespace(&texts.join(" "));
+        Ok(EngineOutput {
+            language: if text.is_empty() { None } else { language },
+            text,
+            decoded_secs: decoded_samples as f64 / f64::from(TARGET_SAMPLE_RATE),
+        })
+    }
+
+    /// The language fixed by the request or the model, if any; errors for requests this
+    /// model cannot serve (a non-English language on an English-only model).
+    fn forced_language(&self, languages: &Languages) -> Result<Option<Language>> {
+        let english = Language::from_code("en")?;
+        let count = self.language_count;
+        let none_available = match languages {
+            Languages::Auto => false,
+            Languages::One(language) => !language.available_in(count),
+            Languages::AnyOf(set) => set.iter().all(|language| !language.available_in(count)),
+        };
+        if none_available {
+            return Err(Error::invalid(
+                "languages",
+                "the loaded model knows none of the requested languages",
+            ));
+        }
+        if self.multilingual {
+            return Ok(match languages {
+                Languages::One(language) => Some(*language),
+                Languages::AnyOf(set) if set.len() == 1 => set.first().copied(),
+                _ => None,
+            });
+        }
+        if languages.allows(english) {
+            Ok(Some(english))
+        } else {
+            Err(Error::invalid(
+                "languages",
+                "the loaded model is English-only; it cannot transcribe the requested languages",
+            ))
+        }
+    }
+
+    /// Detects the language of `audio`, restricted to the languages the request allows.
+    fn detect_language(
+        &self,
+        state: &mut WhisperState,
+        audio: &[f32],
+        languages: &Languages,
+    ) -> Result<Language> {
+        let failed = |what: &str, e: whisper_rs::WhisperError| Error::TranscriptionFailed {
+            message: format!("language detection failed: {what}: {e}"),
+            source: Some(Box::new(e)),
+        };
+        state
+            .pcm_to_mel(audio, self.threads)
+            .map_err(|e| failed("spectrogram", e))?;
+        let (_, probabilities) = state
+            .lang_detect(0, self.threads)
+            .map_err(|e| failed("encoder", e))?;
+        let best = probabilities
+            .iter()
+            .enumerate()
+            .filter_map(|(id, &p)| {
+                let language = Language::from_whisper_id(i32::try_from(id).ok()?)?;
+                (language.available_in(self.language_count) && languages.allows(language))
+                    .then_some((language, p))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        best.map(|(language, _)| language)
+            .ok_or_else(|| Error::TranscriptionFailed {
+                message: "language detection returned no allowed language".into(),
+                source: None,
+            })
+    }
+
+    fn decode_window(
+        &self,
+        state: &mut WhisperState,
+        audio: &[f32],
+        language: Language,
+        prompt: &[i32],
+        deadline: Option<Instant>,
+    ) -> Result<String> {
+        let strategy = match self.decoding {
+            Decoding::Greedy => SamplingStrategy::Greedy { best_of: 1 },
+            Decoding::BeamSearch { beam_size } => SamplingStrategy::BeamSearch {
+                beam_size: i32::from(beam_size.max(1)),
+                patience: -1.0,
+            },
+        };
+        let mut params = FullParams::new(strategy);
+        params.set_n_threads(i32::try_from(self.threads).unwrap_or(1));
+        params.set_language(Some(language.code()));
+        params.set_translate(false);
+        params.set_no_context(true);
+        params.set_no_timestamps(true);
+        params.set_single_segment(true);
+        params.set_print_special(false);
+        params.set_print_progress(false);
+        params.set_print_realtime(false);
+        params.set_print_timestamps(false);
+        params.set_suppress_blank(true);
+        params.set_suppress_nst(true);
+        params.set_tokens(prompt);
+        let deadline_slot = deadline;
+        if deadline_slot.is_some() {
+            // SAFETY: `abort_when_past_deadline` only reads the `Option<Instant>` behind the
+            // pointer, which lives on this stack frame until after `state.full` returns (the
+            // params, and with them the pointer, are consumed by that call).
+            unsafe {
+                params.set_abort_callback(Some(abort_when_past_deadline));
+                params.set_abort_callback_user_data(
+                    std::ptr::from_ref(&deadline_slot)
+                        .cast_mut()
+                        .cast::<c_void>(),
+                );
+            }
+        }
+        state.full(params, audio).map_err(|e| {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                Error::TranscriptionFailed {
+                    message: "transcription timed out".into(),
+                    source: Some(Box::new(e)),
+                }
+            } else {
+                Error::TranscriptionFailed {
+                    message: format!("whisper.cpp failed: {e}"),
+                    source: Some(Box::new(e)),
+                }
+            }
+        })?;
+        let mut text = String::new();
+        for segment in state.as_iter() {
+            let piece = segment
+                .to_str_lossy()
+                .map_err(|e| Error::TranscriptionFailed {
+                    message: format!("cannot read segment text: {e}"),
+                    source: Some(Box::new(e)),
+                })?;
+            if !is_non_speech_annotation(&piece) {
+                text.push_str(&piece);
+                text.push(' ');
+            }
+        }
+        Ok(normalise_whitespace(&text))
+    }
+
+    /// Speech regions in samples: from the VAD when loaded, else the whole signal.
+    fn speech_regions(&self, samples: &[f32]) -> Result<Vec<Range<usize>>> {
+        if self.vad_model_path.is_none() {
+            return Ok(std::iter::once(0..samples.len()).collect());
+        }
+        let mut vad = self.vad_contexts.take_or(|| self.new_vad_context())?;
+        let params = WhisperVadParams::default();
+        let result = vad.segments_from_samples(params, samples);
+        let regions = result.map(|segments| {
+            segments
+                .map(|segment| {
+                    // whisper.cpp reports VAD segments in centiseconds.
+                    let start = centis_to_samples(segment.start);
+                    let end = centis_to_samples(segment.end).min(samples.len());
+                    start..end
+                })
+                .filter(|r| r.start < r.end)
+                .collect::<Vec<_>>()
+        });
+        self.vad_contexts.give_back(vad);
+        regions.map_err(|e| Error::TranscriptionFailed {
+            message: format!("voice activity detection failed: {e}"),
+            source: Some(Box::new(e)),
+        })
+    }
+
+    fn new_vad_context(&self) -> Result<WhisperVadContext> {
+        let path = self.vad_model_path.as_deref().unwrap_or_default();
+        let mut params = WhisperVadContextParams::default();
+        params.set_n_threads(1);
+        params.set_use_gpu(false);
+        WhisperVadContext::new(path, params).map_err(|e| Error::ModelUnavailable {
+            message: format!("{path} is not a loadable Silero VAD model ({e})"),
+            source: Some(Box::new(e)),
+        })
+    }
+}
+
+/// whisper.cpp's abort callback: true once the deadline has passed.
+///
+/// # Safety
+/// `user_data` must point to a live `Option<Instant>`.
+unsafe extern "C" fn abort_when_past_deadline(user_data: *mut c_void) -> bool {
+    // SAFETY: the caller (decode_window) passes a pointer to an `Option<Instant>` that
+    // outlives the whisper_full call during which this callback runs; it is only read.
+    let deadline = unsafe { &*user_data.cast::<Option<Instant>>() };
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
+
+fn check_deadline(deadline: Option<Instant>) -> Result<()> {
+    match deadline {
+        Some(d) if Instant::now() >= d => Err(Error::TranscriptionFailed {
+            message: "transcription timed out".into(),
+            source: None,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The decoder prompt: the tail of the previous window's text, then the context prompt
+/// (last, where it weighs most), within Whisper's budget. When the context alone is over
+/// budget its end is kept, as Whisper itself would.
+fn prompt_tokens(carried: &[i32], context: &[i32]) -> Vec<i32> {
+    let context = &context[context.len().saturating_sub(MAX_PROMPT_TOKENS)..];
+    let room = (MAX_PROMPT_TOKENS - context.len()).min(CARRIED_TEXT_TOKENS);
+    let carried = &carried[carried.len().saturating_sub(room)..];
+    let mut tokens = Vec::with_capacity(carried.len() + context.len());
+    tokens.extend_from_slice(carried);
+    tokens.extend_from_slice(context);
+    tokens
+}
+
+fn centis_to_samples(centis: f32) -> usize {
+    let samples = f64::from(centis.max(0.0)) / 100.0 * f64::from(TARGET_SAMPLE_RATE);
+    // Truncation intended: a non-negative, bounded time converted to an index.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let index = samples.round() as usize;
+    index
+}
+
+/// Whisper's non-speech annotations (`[BLANK_AUDIO]`, `(wind howling)`, `[Music]`): a
+/// segment that is nothing but one bracketed phrase is not speech.
+fn is_non_speech_annotation(segment: &str) -> bool {
+    let trimmed = segment.trim();
+    let bracketed = |open: char, close: char| {
+        trimmed.starts_with(open)
+            && trimmed.ends_with(close)
+            && trimmed[1..trimmed.len() - 1]
+                .chars()
+                .all(|c| c != open && c != close)
+    };
+    trimmed.is_empty() || bracketed('[', ']') || bracketed('(', ')') || bracketed('*', '*')
+}
+
+fn normalise_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_keeps_context_last_and_within_budget() {
+        let carried: Vec<i32> = (0..100).collect();
+        let context: Vec<i32> = (1000..1100).collect();
+        let prompt = prompt_tokens(&carried, &context);
+        assert_eq!(prompt.len(), CARRIED_TEXT_TOKENS + 100);
+        assert_eq!(prompt.last(), Some(&1099));
+        assert_eq!(prompt.first(), Some(&(100 - CARRIED_TEXT_TOKENS as i32)));
+
+        let huge: Vec<i32> = (0..500).collect();
+        let prompt = prompt_tokens(&carried, &huge);
+        assert_eq!(prompt.len(), MAX_PROMPT_TOKENS);
+        assert_eq!(prompt.last(), Some(&499));
+    }
+
+    #[test]
+    fn annotations_are_not_speech() {
+        assert!(is_non_speech_annotation(" [BLANK_AUDIO]"));
+        assert!(is_non_speech_annotation("(wind howling)"));
+        assert!(is_non_speech_annotation("  "));
+        assert!(!is_non_speech_annotation("And so (he said) yes"));
+        assert!(!is_non_speech_annotation("[a] and [b]"));
+    }
+
+    #[test]
+    fn centiseconds_convert_to_samples() {
+        assert_eq!(centis_to_samples(100.0), 16_000);
+        assert_eq!(centis_to_samples(-5.0), 0);
+    }
+}

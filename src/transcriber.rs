@@ -1,0 +1,346 @@
+//! [`ContextTranscriber`]: the one operation of the library, audio in, transcript out.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::audio::{self, AudioLimits, TARGET_SAMPLE_RATE};
+use crate::config;
+use crate::context::{self, Dictionary, Languages, Message};
+use crate::engine::{Decoding, EngineConfig, EngineRequest, WhisperEngine};
+use crate::error::{Error, Result};
+use crate::transcript::{StageTimings, Transcript};
+
+/// Lowest PCM sample rate accepted for [`Audio::Pcm`].
+pub const MIN_PCM_SAMPLE_RATE: u32 = 1_000;
+/// Highest PCM sample rate accepted for [`Audio::Pcm`].
+pub const MAX_PCM_SAMPLE_RATE: u32 = 384_000;
+
+/// The audio of one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Audio {
+    /// An encoded file (wav, webm, mp3, m4a or ogg); the container is detected from the
+    /// bytes, never from a file name.
+    Encoded(Vec<u8>),
+    /// Mono PCM samples in [-1, 1] at `sample_rate` Hz (resampled to 16 kHz if needed).
+    Pcm {
+        /// The samples.
+        samples: Vec<f32>,
+        /// Their rate in Hz.
+        sample_rate: u32,
+    },
+}
+
+impl From<Vec<u8>> for Audio {
+    fn from(bytes: Vec<u8>) -> Self {
+        Audio::Encoded(bytes)
+    }
+}
+
+impl From<&[u8]> for Audio {
+    fn from(bytes: &[u8]) -> Self {
+        Audio::Encoded(bytes.to_vec())
+    }
+}
+
+/// Transcribes audio files, helped by chat-style context and a dictionary of terms.
+///
+/// Load it once and share it: it is `Clone` (an `Arc` inside), `Send` and `Sync`; the model
+/// is loaded once and every clone and thread uses it, each call with its own decoder state.
+///
+/// ```no_run
+/// use ctxscribe::{ContextTranscriber, Dictionary, Languages};
+/// # fn main() -> ctxscribe::Result<()> {
+/// let transcriber = ContextTranscriber::builder().with_threads(2).build()?;
+/// let audio = std::fs::read("note.webm").expect("readable file");
+/// let transcript = transcriber.transcribe_blocking(
+///     audio.into(),
+///     vec![],
+///     Languages::Auto,
+///     Dictionary::from_terms(["kubectl"])?,
+/// )?;
+/// println!("{}", transcript.text);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct ContextTranscriber {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    engine: WhisperEngine,
+    limits: AudioLimits,
+    timeout: Option<Duration>,
+}
+
+impl ContextTranscriber {
+    /// A builder with the defaults: the installed multilingual base model (or
+    /// `$CTXSCRIBE_MODEL`), all cores, greedy decoding, the default [`AudioLimits`].
+    pub fn builder() -> ContextTranscriberBuilder {
+        ContextTranscriberBuilder::default()
+    }
+
+    /// Transcribes `audio`, helped by `messages` and `dictionary`, in one of `languages`.
+    ///
+    /// The CPU-heavy work runs off the async threads (on Tokio's blocking pool inside a
+    /// Tokio runtime, else on a thread of its own).
+    ///
+    /// # Errors
+    /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
+    pub async fn transcribe(
+        &self,
+        audio: Audio,
+        messages: Vec<Message>,
+        languages: Languages,
+        dictionary: Dictionary,
+    ) -> Result<Transcript> {
+        let this = self.clone();
+        let work = move || this.transcribe_blocking(audio, messages, languages, dictionary);
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        let job = move || {
+            let _ = sender.send(work());
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(job)),
+            Err(_) => drop(std::thread::spawn(job)),
+        }
+        receiver.await.unwrap_or_else(|_| {
+            Err(Error::TranscriptionFailed {
+                message: "the transcription worker stopped unexpectedly".into(),
+                source: None,
+            })
+        })
+    }
+
+    /// Like [`ContextTranscriber::transcribe`], on the calling thread; blocks until done.
+    ///
+    /// # Errors
+    /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
+    pub fn transcribe_blocking(
+        &self,
+        audio: Audio,
+        messages: Vec<Message>,
+        languages: Languages,
+        dictionary: Dictionary,
+    ) -> Result<Transcript> {
+        let started = Instant::now();
+        let deadline = self.inner.timeout.map(|t| started + t);
+        let messages = context::validate_messages(messages)?;
+
+        let samples = self.decode(audio)?;
+        let decoded = Instant::now();
+        let audio_secs = samples.len() as f64 / f64::from(TARGET_SAMPLE_RATE);
+
+        let prompt = context::prompt::render_prompt(&messages, &dictionary);
+        let request = EngineRequest {
+            samples: &samples,
+            languages: &languages,
+            prompt: &prompt,
+            deadline,
+        };
+        let output = catch_unwind(AssertUnwindSafe(|| self.inner.engine.transcribe(&request)))
+            .unwrap_or_else(|_| {
+                Err(Error::TranscriptionFailed {
+                    message: "the engine panicked".into(),
+                    source: None,
+                })
+            })?;
+        let finished = Instant::now();
+        Ok(Transcript {
+            text: output.text,
+            language: output.language,
+            audio_secs,
+            timings: StageTimings {
+                decode: decoded - started,
+                engine: finished - decoded,
+                total: finished - started,
+            },
+        })
+    }
+
+    /// True when the loaded model knows more languages than English.
+    #[must_use]
+    pub fn is_multilingual(&self) -> bool {
+        self.inner.engine.is_multilingual()
+    }
+
+    /// The limits applied to every input.
+    #[must_use]
+    pub fn audio_limits(&self) -> &AudioLimits {
+        &self.inner.limits
+    }
+
+    fn decode(&self, audio: Audio) -> Result<Vec<f32>> {
+        let limits = &self.inner.limits;
+        match audio {
+            Audio::Encoded(bytes) => Ok(audio::decode_to_16k_mono(&bytes, limits)?.samples),
+            Audio::Pcm {
+                samples,
+                sample_rate,
+            } => {
+                if !(MIN_PCM_SAMPLE_RATE..=MAX_PCM_SAMPLE_RATE).contains(&sample_rate) {
+                    return Err(Error::invalid(
+                        "file",
+                        format!(
+                            "PCM sample rate must be between {MIN_PCM_SAMPLE_RATE} and \
+                             {MAX_PCM_SAMPLE_RATE} Hz, got {sample_rate}"
+                        ),
+                    ));
+                }
+                if samples.len() as f64 / f64::from(sample_rate) > limits.max_duration_secs {
+                    return Err(Error::AudioTooLong {
+                        limit_secs: limits.max_duration_secs,
+                    });
+                }
+                let mut samples = if sample_rate == TARGET_SAMPLE_RATE {
+                    samples
+                } else {
+                    audio::resample_to_16k(&samples, sample_rate)?
+                };
+                for sample in &mut samples {
+                    *sample = if sample.is_finite() {
+                        sample.clamp(-1.0, 1.0)
+                    } else {
+                        0.0
+                    };
+                }
+                Ok(samples)
+            }
+        }
+    }
+}
+
+/// Builds a [`ContextTranscriber`]; every setting has a default.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct ContextTranscriberBuilder {
+    model_path: Option<PathBuf>,
+    vad: VadSetting,
+    threads: Option<usize>,
+    decoding: Decoding,
+    limits: AudioLimits,
+    timeout: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Default)]
+enum VadSetting {
+    #[default]
+    Default,
+    Path(PathBuf),
+    Off,
+}
+
+impl ContextTranscriberBuilder {
+    /// Uses this whisper.cpp ggml/gguf model file (any size, e.g. an official
+    /// `ggml-large-v3-turbo.bin`). Default: `$CTXSCRIBE_MODEL`, else the converted
+    /// multilingual base installed by `make setup`.
+    pub fn with_model_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.model_path = Some(path.into());
+        self
+    }
+
+    /// Uses this Silero VAD model (whisper.cpp ggml format) to skip non-speech.
+    /// Default: `$CTXSCRIBE_VAD_MODEL`, else the one installed next to the model.
+    pub fn with_vad_model_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.vad = VadSetting::Path(path.into());
+        self
+    }
+
+    /// Turns voice activity detection off: the whole signal is decoded, only digital
+    /// silence is skipped.
+    pub fn without_vad(mut self) -> Self {
+        self.vad = VadSetting::Off;
+        self
+    }
+
+    /// Engine threads per transcription. Default: `$CTXSCRIBE_THREADS`, else all cores.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads);
+        self
+    }
+
+    /// Greedy (default) or beam-search decoding.
+    pub fn with_decoding(mut self, decoding: Decoding) -> Self {
+        self.decoding = decoding;
+        self
+    }
+
+    /// Limits on upload size and decoded duration.
+    pub fn with_audio_limits(mut self, limits: AudioLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Gives up on a transcription after this long (`transcription_failed`). Default: none.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Loads the model.
+    ///
+    /// # Errors
+    /// [`Error::ModelUnavailable`] when the model (or the configured VAD model) is missing
+    /// or cannot be loaded; the message names the setup command.
+    pub fn build(self) -> Result<ContextTranscriber> {
+        let model_path = match self.model_path {
+            Some(path) => path,
+            None => config::default_model_path().ok_or_else(|| Error::ModelUnavailable {
+                message: format!(
+                    "no model installed: run `{}` to install the default model, or set {} to \
+                     a whisper.cpp ggml/gguf file (searched: {})",
+                    config::SETUP_COMMAND,
+                    config::ENV_MODEL,
+                    config::model_search_dirs()
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                source: None,
+            })?,
+        };
+        let vad_model_path = match self.vad {
+            VadSetting::Default => config::default_vad_model_path(&model_path),
+            VadSetting::Path(path) => Some(path),
+            VadSetting::Off => None,
+        };
+        let engine = WhisperEngine::load(&EngineConfig {
+            model_path,
+            vad_model_path,
+            threads: self.threads.unwrap_or_else(config::default_threads),
+            decoding: self.decoding,
+        })?;
+        Ok(ContextTranscriber {
+            inner: Arc::new(Inner {
+                engine,
+                limits: self.limits,
+                timeout: self.timeout,
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transcriber_is_shareable() {
+        fn assert_shareable<T: Clone + Send + Sync + 'static>() {}
+        assert_shareable::<ContextTranscriber>();
+    }
+
+    #[test]
+    fn missing_model_names_the_setup_command() {
+        let error = ContextTranscriber::builder()
+            .with_model_path("/nonexistent/ggml-model.bin")
+            .build()
+            .expect_err("no such model");
+        assert_eq!(error.code(), "model_unavailable");
+        assert!(error.to_string().contains("make setup"), "{error}");
+    }
+}
