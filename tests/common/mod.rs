@@ -1,0 +1,154 @@
+//! Shared helpers of the integration tests: paths to ../shared and generated fixtures,
+//! one transcriber per test binary, and the scorer's word normalisation.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use ctxscribe::{ContextTranscriber, Dictionary, Languages, Transcript};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared` (or `$CTXSCRIBE_SHARED`).
+pub fn shared_dir() -> PathBuf {
+    std::env::var_os("CTXSCRIBE_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared"))
+}
+
+/// The models directory written by `make setup`.
+pub fn models_dir() -> PathBuf {
+    std::env::var_os("CTXSCRIBE_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("models"))
+}
+
+/// A model file installed by `make setup`; panics with the command to run when missing.
+pub fn model(file: &str) -> PathBuf {
+    let path = models_dir().join(file);
+    assert!(
+        path.is_file(),
+        "{} is missing: run `make setup` first",
+        path.display()
+    );
+    path
+}
+
+/// Real clips of ../shared/eval/real, all in supported containers (scripts/prepare-eval.sh).
+pub fn real_clips_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = repo_root().join("target/fixtures/real");
+        let status = Command::new("bash")
+            .arg(repo_root().join("scripts/prepare-eval.sh"))
+            .arg(&out)
+            .status()
+            .expect("run scripts/prepare-eval.sh");
+        assert!(status.success(), "prepare-eval.sh failed");
+        out
+    })
+    .clone()
+}
+
+/// One row of ../shared/eval/real/manifest.tsv.
+#[derive(Debug, Clone)]
+pub struct RealClip {
+    pub id: String,
+    pub language: String,
+    pub duration_secs: f64,
+    pub reference: String,
+    pub path: PathBuf,
+}
+
+pub fn real_clips() -> Vec<RealClip> {
+    let manifest = std::fs::read_to_string(shared_dir().join("eval/real/manifest.tsv"))
+        .expect("read manifest.tsv");
+    let dir = real_clips_dir();
+    manifest
+        .lines()
+        .skip(1)
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let cols: Vec<&str> = line.split('\t').collect();
+            RealClip {
+                id: cols[0].to_owned(),
+                language: cols[2].to_owned(),
+                duration_secs: cols[3].parse().expect("duration"),
+                reference: cols[4].to_owned(),
+                path: dir.join(format!("{}.wav", cols[0])),
+            }
+        })
+        .collect()
+}
+
+pub fn real_clip(id: &str) -> RealClip {
+    real_clips()
+        .into_iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no clip {id}"))
+}
+
+/// The default multilingual base model, loaded once per test binary.
+pub fn base_transcriber() -> &'static ContextTranscriber {
+    static TRANSCRIBER: OnceLock<ContextTranscriber> = OnceLock::new();
+    TRANSCRIBER.get_or_init(|| {
+        ContextTranscriber::builder()
+            .with_model_path(model("ggml-base.bin"))
+            .with_vad_model_path(model("silero-v6.2.0-ggml.bin"))
+            .build()
+            .expect("load base model")
+    })
+}
+
+/// Transcribes a file with no context.
+pub fn transcribe_file(
+    transcriber: &ContextTranscriber,
+    path: &Path,
+    languages: Languages,
+) -> ctxscribe::Result<Transcript> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    transcriber.transcribe_blocking(bytes.into(), vec![], languages, Dictionary::default())
+}
+
+/// The scorer's normalisation (shared/eval/score.py): lower case, punctuation and `_` to
+/// spaces, split on whitespace (NFKC is a no-op for the texts compared here).
+pub fn norm_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '\'' || c.is_whitespace() {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect::<String>()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Word-level edit distance.
+pub fn edit_distance(reference: &[String], hypothesis: &[String]) -> usize {
+    let mut previous: Vec<usize> = (0..=hypothesis.len()).collect();
+    for (i, r) in reference.iter().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, h) in hypothesis.iter().enumerate() {
+            let substitution = previous[j] + usize::from(r != h);
+            current.push((previous[j + 1] + 1).min(current[j] + 1).min(substitution));
+        }
+        previous = current;
+    }
+    previous[hypothesis.len()]
+}
+
+/// Word error rate of `hypothesis` against `reference`.
+pub fn wer(reference: &str, hypothesis: &str) -> f64 {
+    let r = norm_words(reference);
+    let h = norm_words(hypothesis);
+    edit_distance(&r, &h) as f64 / r.len().max(1) as f64
+}

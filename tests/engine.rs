@@ -1,0 +1,317 @@
+//! The real engine on real audio: jfk word-exact, whole files beyond 30 s, language
+//! behaviour, silence, and the real clips of ../shared/eval/real scored.
+
+mod common;
+
+use std::time::Instant;
+
+use common::*;
+use ctxscribe::{Audio, ContextTranscriber, Dictionary, Language, Languages, Message};
+
+const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, ask \
+                   what you can do for your country.";
+
+fn lang(code: &str) -> Language {
+    Language::from_code(code).expect("known language")
+}
+
+#[test]
+fn jfk_is_word_exact_with_base() {
+    let clip = real_clip("en_whisper_jfk");
+    let transcript =
+        transcribe_file(base_transcriber(), &clip.path, Languages::Auto).expect("transcribe");
+    assert_eq!(transcript.text, JFK);
+    assert_eq!(transcript.language, Some(lang("en")));
+    assert!(
+        (transcript.audio_secs - 11.0).abs() < 0.05,
+        "{}",
+        transcript.audio_secs
+    );
+}
+
+#[test]
+fn pcm_input_gives_the_same_words_as_the_file() {
+    let clip = real_clip("en_whisper_jfk");
+    let bytes = std::fs::read(&clip.path).expect("read");
+    let pcm = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
+        .expect("decode");
+    let transcript = base_transcriber()
+        .transcribe_blocking(
+            Audio::Pcm {
+                samples: pcm.samples,
+                sample_rate: 16_000,
+            },
+            vec![],
+            Languages::One(lang("en")),
+            Dictionary::default(),
+        )
+        .expect("transcribe");
+    assert_eq!(transcript.text, JFK);
+}
+
+#[test]
+fn german_clip_with_de_or_en_comes_out_german() {
+    let clip = real_clip("de_picovoice");
+    let transcript = transcribe_file(
+        base_transcriber(),
+        &clip.path,
+        Languages::from_codes(["de", "en"]).expect("valid"),
+    )
+    .expect("transcribe");
+    assert_eq!(transcript.language, Some(lang("de")), "{}", transcript.text);
+    let error = wer(&clip.reference, &transcript.text);
+    assert!(error < 0.5, "WER {error:.2}: {}", transcript.text);
+}
+
+#[test]
+fn german_clip_with_english_forced_is_decoded_as_english() {
+    let clip = real_clip("de_picovoice");
+    let forced = transcribe_file(base_transcriber(), &clip.path, Languages::One(lang("en")))
+        .expect("transcribe");
+    assert_eq!(forced.language, Some(lang("en")));
+    let german = transcribe_file(base_transcriber(), &clip.path, Languages::One(lang("de")))
+        .expect("transcribe");
+    assert_eq!(german.language, Some(lang("de")));
+    assert_ne!(forced.text, german.text);
+    // Decoded as English, the German words of the reference mostly disappear.
+    let german_words = norm_words(&clip.reference);
+    let kept = norm_words(&forced.text)
+        .iter()
+        .filter(|w| w.len() > 3 && german_words.contains(w))
+        .count();
+    assert!(
+        kept <= 2,
+        "English decode kept German words: {}",
+        forced.text
+    );
+}
+
+#[test]
+fn language_set_restricts_detection() {
+    // French audio, but only German or English allowed: the answer is one of them.
+    let clip = real_clip("fr_picovoice");
+    let transcript = transcribe_file(
+        base_transcriber(),
+        &clip.path,
+        Languages::from_codes(["de", "en"]).expect("valid"),
+    )
+    .expect("transcribe");
+    let language = transcript.language.expect("speech found");
+    assert!(
+        language == lang("de") || language == lang("en"),
+        "{language:?}"
+    );
+    let auto = transcribe_file(base_transcriber(), &clip.path, Languages::Auto).expect("ok");
+    assert_eq!(auto.language, Some(lang("fr")));
+}
+
+#[test]
+fn a_whole_minute_is_transcribed_not_just_the_first_window() {
+    // jfk five times with pauses: 65 s of audio, more than two Whisper windows.
+    let clip = real_clip("en_whisper_jfk");
+    let bytes = std::fs::read(&clip.path).expect("read");
+    let pcm = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
+        .expect("decode")
+        .samples;
+    let mut long = Vec::new();
+    for _ in 0..5 {
+        long.extend_from_slice(&pcm);
+        long.extend(std::iter::repeat_n(0.0f32, 16_000));
+    }
+    let transcript = base_transcriber()
+        .transcribe_blocking(
+            Audio::Pcm {
+                samples: long,
+                sample_rate: 16_000,
+            },
+            vec![],
+            Languages::One(lang("en")),
+            Dictionary::default(),
+        )
+        .expect("transcribe");
+    let count = transcript.text.matches("ask not what your country").count();
+    assert_eq!(count, 5, "{}", transcript.text);
+}
+
+fn transcribe_pcm(samples: Vec<f32>) -> ctxscribe::Transcript {
+    base_transcriber()
+        .transcribe_blocking(
+            Audio::Pcm {
+                samples,
+                sample_rate: 16_000,
+            },
+            vec![Message::user("Deploy kubectl with Grafana and Terraform.")],
+            Languages::Auto,
+            Dictionary::from_terms(["kubectl", "Grafana", "Terraform", "user_service.py"])
+                .expect("valid"),
+        )
+        .expect("transcribe")
+}
+
+#[test]
+fn silence_gives_empty_text_fast_even_with_context() {
+    let started = Instant::now();
+    let transcript = transcribe_pcm(vec![0.0; 16_000 * 30]);
+    assert_eq!(transcript.text, "");
+    assert_eq!(transcript.language, None);
+    assert!(
+        started.elapsed().as_secs_f64() < 5.0,
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn low_noise_gives_no_words() {
+    // 20 s of quiet white noise (about -40 dBFS) from a fixed LCG: no speech, no terms.
+    let mut seed: u32 = 12_345;
+    let noise: Vec<f32> = (0..16_000 * 20)
+        .map(|_| {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            ((seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5) * 0.02
+        })
+        .collect();
+    let transcript = transcribe_pcm(noise);
+    assert_eq!(transcript.text, "", "hallucinated on noise");
+}
+
+#[test]
+fn one_transcriber_serves_several_threads() {
+    let clip = real_clip("en_whisper_jfk");
+    let bytes = std::fs::read(&clip.path).expect("read");
+    let transcriber: ContextTranscriber = base_transcriber().clone();
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let transcriber = transcriber.clone();
+            let bytes = bytes.clone();
+            std::thread::spawn(move || {
+                transcriber
+                    .transcribe_blocking(
+                        bytes.into(),
+                        vec![],
+                        Languages::Auto,
+                        Dictionary::default(),
+                    )
+                    .expect("transcribe")
+                    .text
+            })
+        })
+        .collect();
+    for handle in handles {
+        assert_eq!(handle.join().expect("thread"), JFK);
+    }
+}
+
+#[test]
+fn async_transcribe_matches_blocking() {
+    let clip = real_clip("en_whisper_jfk");
+    let bytes = std::fs::read(&clip.path).expect("read");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let transcript = runtime
+        .block_on(base_transcriber().transcribe(
+            bytes.into(),
+            vec![],
+            Languages::Auto,
+            Dictionary::default(),
+        ))
+        .expect("transcribe");
+    assert_eq!(transcript.text, JFK);
+}
+
+#[test]
+fn timeout_gives_transcription_failed() {
+    let clip = real_clip("en_whisper_jfk");
+    let transcriber = ContextTranscriber::builder()
+        .with_model_path(model("ggml-base.bin"))
+        .with_timeout(std::time::Duration::from_millis(1))
+        .build()
+        .expect("load");
+    let error = transcribe_file(&transcriber, &clip.path, Languages::Auto).expect_err("timeout");
+    assert_eq!(error.code(), "transcription_failed");
+    assert!(error.to_string().contains("timed out"), "{error}");
+}
+
+#[test]
+fn english_only_model_transcribes_english_and_refuses_german() {
+    let transcriber = ContextTranscriber::builder()
+        .with_model_path(model("ggml-tiny.en.bin"))
+        .build()
+        .expect("load tiny.en");
+    assert!(!transcriber.is_multilingual());
+    let clip = real_clip("en_whisper_jfk");
+    let transcript = transcribe_file(&transcriber, &clip.path, Languages::Auto).expect("ok");
+    assert!(wer(JFK, &transcript.text) < 0.15, "{}", transcript.text);
+    let error = transcribe_file(&transcriber, &clip.path, Languages::One(lang("de")))
+        .expect_err("English-only");
+    assert_eq!(error.code(), "invalid_request");
+    assert_eq!(error.param(), Some("languages"));
+}
+
+#[test]
+fn quantized_q8_0_base_transcribes_jfk_exactly() {
+    let transcriber = ContextTranscriber::builder()
+        .with_model_path(model("ggml-base-q8_0.bin"))
+        .build()
+        .expect("load q8_0");
+    let clip = real_clip("en_whisper_jfk");
+    let transcript = transcribe_file(&transcriber, &clip.path, Languages::Auto).expect("ok");
+    assert_eq!(transcript.text, JFK);
+}
+
+#[test]
+fn bad_inputs_get_typed_errors() {
+    let t = base_transcriber();
+    let run = |bytes: Vec<u8>| {
+        t.transcribe_blocking(bytes.into(), vec![], Languages::Auto, Dictionary::default())
+            .expect_err("bad input")
+            .code()
+    };
+    assert_eq!(
+        run(b"hello, this is a text file\n".to_vec()),
+        "unsupported_audio_type"
+    );
+    let mut riff = b"RIFF\x24\x00\x00\x00WAVEfmt ".to_vec();
+    riff.extend_from_slice(&[0x10, 0, 0, 0, 1, 0]);
+    assert_eq!(run(riff), "audio_decode_failed");
+    let pcm = Audio::Pcm {
+        samples: vec![0.0; 10],
+        sample_rate: 0,
+    };
+    let error = t
+        .transcribe_blocking(pcm, vec![], Languages::Auto, Dictionary::default())
+        .expect_err("bad rate");
+    assert_eq!(error.code(), "invalid_request");
+}
+
+/// Every clip of ../shared/eval/real, scored (printed), with loose guards: the English
+/// WER must stay below 0.15 (the issue's target for base) and no clip may fail.
+#[test]
+fn real_clips_are_transcribed_within_the_wer_target() {
+    let mut errors = std::collections::BTreeMap::<String, (usize, usize)>::new();
+    for clip in real_clips() {
+        let transcript =
+            transcribe_file(base_transcriber(), &clip.path, Languages::Auto).expect("transcribe");
+        let (r, h) = (norm_words(&clip.reference), norm_words(&transcript.text));
+        let entry = errors.entry(clip.language.clone()).or_default();
+        if !matches!(clip.language.as_str(), "zh" | "ja" | "ko") {
+            entry.0 += edit_distance(&r, &h);
+            entry.1 += r.len();
+        }
+        eprintln!(
+            "{} [{:?}] {}",
+            clip.id, transcript.language, transcript.text
+        );
+    }
+    for (language, (e, n)) in &errors {
+        eprintln!(
+            "WER {language}: {:.3} ({e}/{n})",
+            *e as f64 / (*n).max(1) as f64
+        );
+    }
+    let (e, n) = errors["en"];
+    let english = e as f64 / n as f64;
+    assert!(english <= 0.15, "English WER {english:.3}");
+}
