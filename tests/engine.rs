@@ -315,3 +315,43 @@ fn real_clips_are_transcribed_within_the_wer_target() {
     let english = e as f64 / n as f64;
     assert!(english <= 0.15, "English WER {english:.3}");
 }
+
+/// Every supported container, made by ffmpeg from the jfk speech
+/// (tests/fixtures/make-fixtures.sh), through the whole pipeline: lossless and
+/// high-rate lossy encodings give the exact words, low-rate ones stay within 10 % WER.
+#[test]
+fn every_format_family_transcribes_jfk() {
+    let dir = repo_root().join("target/fixtures/audio");
+    let status = std::process::Command::new("bash")
+        .arg(repo_root().join("tests/fixtures/make-fixtures.sh"))
+        .arg(&dir)
+        .status()
+        .expect("run make-fixtures.sh");
+    assert!(status.success(), "make-fixtures.sh failed");
+    let fixtures = [
+        "ok_wav_s16_16k_mono.wav",
+        "ok_wav_s16_48k_stereo.wav",
+        "ok_wav_s24_44k_stereo.wav",
+        "ok_wav_f32_22k_mono.wav",
+        "ok_wav_u8_8k_mono.wav",
+        "ok_wav_mulaw_8k_mono.wav",
+        "ok_mp3_cbr_128k.mp3",
+        "ok_mp3_vbr_mono.mp3",
+        "ok_m4a_aac.m4a",
+        "ok_ogg_vorbis.ogg",
+        "ok_ogg_opus.ogg",
+        "ok_webm_opus.webm",
+        "ok_webm_opus_live.webm",
+    ];
+    let mut failures = Vec::new();
+    for name in fixtures {
+        let transcript = transcribe_file(base_transcriber(), &dir.join(name), Languages::Auto)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let error = wer(JFK, &transcript.text);
+        eprintln!("{name}: WER {error:.3} {}", transcript.text);
+        if error > 0.1 || transcript.language != Some(lang("en")) {
+            failures.push(format!("{name}: {}", transcript.text));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
