@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: setup serve test lint fmt unit fixtures bench
+.PHONY: setup serve test lint fmt bench header c-test
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -19,11 +19,13 @@ serve: setup
 test: setup lint
 	bash tests/fixtures/make-fixtures.sh target/fixtures
 	$(CARGO) test --release --workspace --all-features
+	bash ffi/tests/run-c-tests.sh
 
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets --all-features -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps -p ctxscribe
+	bash ffi/scripts/gen-header.sh --check
 
 fmt:
 	$(CARGO) fmt --all
@@ -31,3 +33,11 @@ fmt:
 ## Latency, real-time factor and WER per clip of ../shared/eval/real.
 bench: setup
 	$(CARGO) bench --bench eval -- real
+
+## Regenerate include/ctxscribe.h after changing ffi/src (pinned cbindgen); commit it.
+header:
+	bash ffi/scripts/gen-header.sh
+
+## The C ABI's C/C++ tests alone (ASan + UBSan), on the real models.
+c-test: setup
+	bash ffi/tests/run-c-tests.sh

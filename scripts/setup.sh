@@ -11,7 +11,7 @@ cd "$ROOT"
 MODELS_DIR=${CTXSCRIBE_MODEL_DIR:-"$ROOT/models"}
 SHARED=${CTXSCRIBE_SHARED:-"$ROOT/../shared"}
 
-APT_PACKAGES=(cmake clang libclang-dev pkg-config ffmpeg espeak-ng libopenblas-dev sox)
+APT_PACKAGES=(cmake clang libclang-dev g++ pkg-config ffmpeg espeak-ng libopenblas-dev sox)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

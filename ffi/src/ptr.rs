@@ -1,0 +1,113 @@
+//! Turning the caller's pointers into references, with the NULL checks in one place.
+//!
+//! Each helper is `unsafe` with the contract it relies on; the exported functions pass
+//! their own contract (stated in their `# Safety` sections) down to these.
+
+use std::ffi::{CStr, c_char};
+use std::ptr::NonNull;
+
+use crate::error::Failure;
+
+/// `&T` from a pointer the caller passed as `argument`.
+///
+/// # Safety
+///
+/// `ptr` is NULL or points to a live `T` that nothing mutates during `'a`.
+pub(crate) unsafe fn try_ref<'a, T>(
+    ptr: *const T,
+    argument: &'static str,
+) -> Result<&'a T, Failure> {
+    // SAFETY: NULL or live and not mutated during 'a, by this function's contract.
+    unsafe { ptr.as_ref() }.ok_or_else(|| Failure::null(argument))
+}
+
+/// `&mut T` from a pointer the caller passed as `argument`.
+///
+/// # Safety
+///
+/// `ptr` is NULL or points to a live `T` that nothing else accesses during `'a`.
+pub(crate) unsafe fn try_mut<'a, T>(
+    ptr: *mut T,
+    argument: &'static str,
+) -> Result<&'a mut T, Failure> {
+    // SAFETY: NULL or live and exclusively ours during 'a, by this function's contract.
+    unsafe { ptr.as_mut() }.ok_or_else(|| Failure::null(argument))
+}
+
+/// A NUL-terminated string the caller passed as `argument`.
+///
+/// # Safety
+///
+/// `ptr` is NULL or points to a NUL-terminated string that stays valid and unchanged
+/// during `'a`.
+pub(crate) unsafe fn try_c_str<'a>(
+    ptr: *const c_char,
+    argument: &'static str,
+) -> Result<&'a CStr, Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null(argument));
+    }
+    // SAFETY: not NULL, NUL-terminated and valid during 'a, by this function's contract.
+    Ok(unsafe { CStr::from_ptr(ptr) })
+}
+
+/// An optional NUL-terminated string: `None` for NULL.
+///
+/// # Safety
+///
+/// As [`try_c_str`].
+pub(crate) unsafe fn opt_c_str<'a>(ptr: *const c_char) -> Option<&'a CStr> {
+    // SAFETY: as `try_c_str`, by this function's contract.
+    unsafe { try_c_str(ptr, "") }.ok()
+}
+
+/// `len` elements at `ptr`, which the caller passed as `argument`.
+///
+/// # Safety
+///
+/// `ptr` is NULL or points to `len` initialised, properly aligned `T`s that stay valid
+/// and unchanged during `'a`.
+pub(crate) unsafe fn try_slice<'a, T>(
+    ptr: *const T,
+    len: usize,
+    argument: &'static str,
+) -> Result<&'a [T], Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null(argument));
+    }
+    // SAFETY: not NULL, and `len` valid, aligned, unchanged elements during 'a, by this
+    // function's contract (which implies `len * size_of::<T>() <= isize::MAX`).
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// Where an output handle goes; checked before any work is done.
+pub(crate) fn out_slot<T>(
+    out: *mut *mut T,
+    argument: &'static str,
+) -> Result<NonNull<*mut T>, Failure> {
+    NonNull::new(out).ok_or_else(|| Failure::null(argument))
+}
+
+/// Moves `value` to the heap and stores the handle in `slot`.
+///
+/// # Safety
+///
+/// `slot` is valid for writing one pointer.
+pub(crate) unsafe fn write_out<T>(slot: NonNull<*mut T>, value: T) {
+    let handle = Box::into_raw(Box::new(value));
+    // SAFETY: valid for writing one pointer, by this function's contract.
+    unsafe { slot.as_ptr().write(handle) };
+}
+
+/// Frees a handle made by [`write_out`] or `Box::into_raw`; NULL does nothing.
+///
+/// # Safety
+///
+/// `ptr` is NULL or came from `Box::into_raw(Box<T>)`, was not freed yet, and is not
+/// used afterwards.
+pub(crate) unsafe fn free<T>(ptr: *mut T) {
+    if !ptr.is_null() {
+        // SAFETY: from `Box::into_raw`, freed exactly once, by this function's contract.
+        drop(unsafe { Box::from_raw(ptr) });
+    }
+}

@@ -1,0 +1,237 @@
+//! `ctxscribe_transcriber`: a loaded model, shared by any number of threads.
+
+use ctxscribe::{Audio, ContextTranscriber};
+
+use crate::config::ctxscribe_config;
+use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard, guard_or};
+use crate::ptr;
+use crate::request::{Context, ctxscribe_request};
+use crate::transcript::ctxscribe_transcript;
+
+/// A loaded Whisper model that transcribes audio with context.
+///
+/// Created by `ctxscribe_transcriber_new()`, freed by `ctxscribe_transcriber_free()`.
+/// Thread-safe: one transcriber may be used by any number of threads at once; each call
+/// has its own decoder state and uses the configured number of engine threads.
+#[derive(Debug)]
+pub struct ctxscribe_transcriber {
+    inner: ContextTranscriber,
+}
+
+/// Creates a transcriber, loading the model (and the VAD model) once.
+///
+/// Blocks while the model loads: from a fraction of a second to several seconds for
+/// large models.
+///
+/// Errors: `CTXSCRIBE_STATUS_MODEL_UNAVAILABLE` when the model or the VAD model is
+/// missing or cannot be loaded (the message says which and how to install it).
+/// NULL rules: `config` may be NULL for every default; `out` must not be NULL
+/// (`CTXSCRIBE_STATUS_NULL_ARGUMENT`). `*out` is written on success only. `err_out` may
+/// be NULL; otherwise, on failure only, `*err_out` receives an error object to free with
+/// `ctxscribe_error_free()`.
+/// Ownership: the caller owns `*out` and frees it with `ctxscribe_transcriber_free()`;
+/// `config` is only read and may be freed right after this call.
+/// Thread safety: any thread, as long as no other thread changes `config` meanwhile.
+///
+/// # Safety
+///
+/// `config` is NULL or a live config; `out` is NULL or valid for writing one pointer;
+/// `err_out` is NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcriber_new(
+    config: *const ctxscribe_config,
+    out: *mut *mut ctxscribe_transcriber,
+    err_out: *mut *mut ctxscribe_error,
+) -> ctxscribe_status {
+    let body = || {
+        let out = ptr::out_slot(out, "out")?;
+        // SAFETY: `config` is NULL or a live config nobody changes meanwhile (contract).
+        let builder = match unsafe { config.as_ref() } {
+            Some(config) => config.builder(),
+            None => ContextTranscriber::builder(),
+        };
+        let inner = builder.build()?;
+        // SAFETY: `out` is valid for writing one pointer (contract; checked not NULL).
+        unsafe { ptr::write_out(out, ctxscribe_transcriber { inner }) };
+        Ok(())
+    };
+    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
+    unsafe { guard(err_out, body) }
+}
+
+/// Frees a transcriber and its model.
+///
+/// NULL rules: `ctxscribe_transcriber_free(NULL)` does nothing.
+/// Thread safety: only once every call using `transcriber` has returned, in all
+/// threads. Does not block (beyond releasing memory).
+///
+/// # Safety
+///
+/// `transcriber` is NULL or a transcriber from `ctxscribe_transcriber_new()` not freed
+/// yet; no other thread uses it, and it must not be used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcriber_free(transcriber: *mut ctxscribe_transcriber) {
+    // SAFETY: NULL or owned by the caller, unused elsewhere and never used again (contract).
+    guard_or((), || unsafe { ptr::free(transcriber) });
+}
+
+/// Whether the loaded model knows more languages than English (false for `*.en`
+/// models, which can only transcribe English).
+///
+/// NULL rules: returns false if `transcriber` is NULL.
+/// Thread safety: any thread, concurrently with other calls. Does not block.
+///
+/// # Safety
+///
+/// `transcriber` is NULL or a live transcriber.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcriber_is_multilingual(
+    transcriber: *const ctxscribe_transcriber,
+) -> bool {
+    // SAFETY: `transcriber` is NULL or live (contract).
+    let transcriber = unsafe { transcriber.as_ref() };
+    guard_or(false, || {
+        transcriber.is_some_and(|t| t.inner.is_multilingual())
+    })
+}
+
+/// Transcribes an encoded audio file (wav, webm, mp3, m4a or ogg; the container is
+/// detected from the bytes) with the context of `request`.
+///
+/// Blocks the calling thread until the whole file is transcribed; the time grows with
+/// the audio's duration and the model's size. Silence or noise gives an empty text, not
+/// an error.
+///
+/// Errors: `CTXSCRIBE_STATUS_UNSUPPORTED_AUDIO_TYPE` (flac, text, empty input, ...),
+/// `CTXSCRIBE_STATUS_AUDIO_DECODE_FAILED` (truncated or corrupt),
+/// `CTXSCRIBE_STATUS_FILE_TOO_LARGE`, `CTXSCRIBE_STATUS_AUDIO_TOO_LONG`,
+/// `CTXSCRIBE_STATUS_INVALID_REQUEST` (e.g. a language the model does not know),
+/// `CTXSCRIBE_STATUS_TRANSCRIPTION_FAILED` (engine failure or timeout).
+/// NULL rules: `transcriber`, `audio` and `out` must not be NULL
+/// (`CTXSCRIBE_STATUS_NULL_ARGUMENT`, even when `audio_len` is 0); `request` may be NULL
+/// for no context. `*out` is written on success only. `err_out` may be NULL; otherwise,
+/// on failure only, `*err_out` receives an error object to free with
+/// `ctxscribe_error_free()`.
+/// Ownership: `audio` and `request` are only read during the call; the caller owns
+/// `*out` and frees it with `ctxscribe_transcript_free()`.
+/// Thread safety: any number of threads may call this at once with the same
+/// `transcriber` (and the same `request`, if no thread changes it).
+///
+/// # Safety
+///
+/// `transcriber` is NULL or live; `request` is NULL or a live request nobody changes
+/// meanwhile; `audio` is NULL or points to `audio_len` readable bytes; `out` and
+/// `err_out` are NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcriber_transcribe(
+    transcriber: *const ctxscribe_transcriber,
+    request: *const ctxscribe_request,
+    audio: *const u8,
+    audio_len: usize,
+    out: *mut *mut ctxscribe_transcript,
+    err_out: *mut *mut ctxscribe_error,
+) -> ctxscribe_status {
+    let body = || {
+        // SAFETY: `transcriber` is NULL or live (contract).
+        let transcriber = unsafe { ptr::try_ref(transcriber, "transcriber") }?;
+        // SAFETY: `audio` is NULL or points to `audio_len` readable bytes (contract).
+        let audio = unsafe { ptr::try_slice(audio, audio_len, "audio") }?;
+        let out = ptr::out_slot(out, "out")?;
+        // SAFETY: `request` is NULL or live and unchanged meanwhile (contract).
+        let context = unsafe { context_of(request) }?;
+        // The library checks the size too; checking first avoids copying a huge input.
+        let limit = transcriber.inner.audio_limits().max_file_bytes;
+        let size = u64::try_from(audio.len()).unwrap_or(u64::MAX);
+        if size > limit {
+            return Err(ctxscribe::Error::FileTooLarge { size, limit }.into());
+        }
+        let transcript = transcribe(transcriber, Audio::Encoded(audio.to_vec()), context)?;
+        // SAFETY: `out` is valid for writing one pointer (contract; checked not NULL).
+        unsafe { ptr::write_out(out, transcript) };
+        Ok(())
+    };
+    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
+    unsafe { guard(err_out, body) }
+}
+
+/// Transcribes mono PCM: `n_samples` 32-bit float samples in [-1, 1] at `sample_rate`
+/// Hz (16000 is what Whisper uses; other rates from 1000 to 384000 are resampled). Out of
+/// range samples are clamped, NaN and infinities become 0.
+///
+/// Blocks the calling thread until the transcript is ready, like
+/// `ctxscribe_transcriber_transcribe()`.
+///
+/// Errors: `CTXSCRIBE_STATUS_INVALID_REQUEST` (param `"file"`) for a sample rate out of
+/// range, `CTXSCRIBE_STATUS_AUDIO_TOO_LONG`, and the request and engine errors of
+/// `ctxscribe_transcriber_transcribe()`.
+/// NULL rules: `transcriber`, `samples` and `out` must not be NULL
+/// (`CTXSCRIBE_STATUS_NULL_ARGUMENT`, even when `n_samples` is 0); `request` may be NULL
+/// for no context. `*out` is written on success only. `err_out` may be NULL; otherwise,
+/// on failure only, `*err_out` receives an error object to free with
+/// `ctxscribe_error_free()`.
+/// Ownership: `samples` and `request` are only read during the call; the caller owns
+/// `*out` and frees it with `ctxscribe_transcript_free()`.
+/// Thread safety: as `ctxscribe_transcriber_transcribe()`.
+///
+/// # Safety
+///
+/// `transcriber` is NULL or live; `request` is NULL or a live request nobody changes
+/// meanwhile; `samples` is NULL or points to `n_samples` readable, aligned floats; `out`
+/// and `err_out` are NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcriber_transcribe_pcm(
+    transcriber: *const ctxscribe_transcriber,
+    request: *const ctxscribe_request,
+    samples: *const f32,
+    n_samples: usize,
+    sample_rate: u32,
+    out: *mut *mut ctxscribe_transcript,
+    err_out: *mut *mut ctxscribe_error,
+) -> ctxscribe_status {
+    let body = || {
+        // SAFETY: `transcriber` is NULL or live (contract).
+        let transcriber = unsafe { ptr::try_ref(transcriber, "transcriber") }?;
+        // SAFETY: `samples` is NULL or points to `n_samples` aligned floats (contract).
+        let samples = unsafe { ptr::try_slice(samples, n_samples, "samples") }?;
+        let out = ptr::out_slot(out, "out")?;
+        // SAFETY: `request` is NULL or live and unchanged meanwhile (contract).
+        let context = unsafe { context_of(request) }?;
+        let audio = Audio::Pcm {
+            samples: samples.to_vec(),
+            sample_rate,
+        };
+        let transcript = transcribe(transcriber, audio, context)?;
+        // SAFETY: `out` is valid for writing one pointer (contract; checked not NULL).
+        unsafe { ptr::write_out(out, transcript) };
+        Ok(())
+    };
+    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
+    unsafe { guard(err_out, body) }
+}
+
+/// The validated context of `request`; no context for NULL.
+///
+/// # Safety
+///
+/// `request` is NULL or a live request that nobody changes during the call.
+unsafe fn context_of(request: *const ctxscribe_request) -> Result<Context, Failure> {
+    // SAFETY: NULL or live and unchanged, by this function's contract.
+    match unsafe { request.as_ref() } {
+        Some(request) => request.context(),
+        None => ctxscribe_request::default().context(),
+    }
+}
+
+fn transcribe(
+    transcriber: &ctxscribe_transcriber,
+    audio: Audio,
+    context: Context,
+) -> Result<ctxscribe_transcript, Failure> {
+    let transcript = transcriber.inner.transcribe_blocking(
+        audio,
+        context.messages,
+        context.languages,
+        context.dictionary,
+    )?;
+    Ok(ctxscribe_transcript::new(&transcript))
+}

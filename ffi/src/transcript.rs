@@ -1,0 +1,126 @@
+//! `ctxscribe_transcript`: the result of one transcription.
+
+use std::ffi::{CString, c_char};
+
+use ctxscribe::Transcript;
+
+use crate::error::{c_string, guard_or};
+use crate::ptr;
+
+/// The result of one transcription: the text, the language and durations.
+///
+/// Created by a successful `ctxscribe_transcriber_transcribe()` or
+/// `ctxscribe_transcriber_transcribe_pcm()`, freed by `ctxscribe_transcript_free()`.
+/// Immutable: it may be read from any thread.
+#[derive(Debug)]
+pub struct ctxscribe_transcript {
+    text: CString,
+    language_code: Option<CString>,
+    audio_secs: f64,
+    processing_secs: f64,
+}
+
+impl ctxscribe_transcript {
+    pub(crate) fn new(transcript: &Transcript) -> Self {
+        ctxscribe_transcript {
+            text: c_string(&transcript.text),
+            language_code: transcript.language.map(|l| c_string(l.code())),
+            audio_secs: transcript.audio_secs,
+            processing_secs: transcript.timings.total.as_secs_f64(),
+        }
+    }
+}
+
+/// Returns the transcript text: UTF-8, NUL-terminated, whitespace-normalised; empty
+/// (`""`, never NULL) when the audio holds no speech.
+///
+/// NULL rules: returns NULL if `transcript` is NULL.
+/// Ownership: borrowed from `transcript`, valid until `ctxscribe_transcript_free()`.
+/// Thread safety: any thread. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a live transcript.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_text(
+    transcript: *const ctxscribe_transcript,
+) -> *const c_char {
+    // SAFETY: `transcript` is NULL or live (contract).
+    let transcript = unsafe { transcript.as_ref() };
+    guard_or(std::ptr::null(), || {
+        transcript.map_or(std::ptr::null(), |t| t.text.as_ptr())
+    })
+}
+
+/// Returns the Whisper code of the language the audio was transcribed in (`"en"`,
+/// `"de"`, ...).
+///
+/// NULL rules: returns NULL if `transcript` is NULL or the audio held no speech.
+/// Ownership: borrowed from `transcript`, valid until `ctxscribe_transcript_free()`.
+/// Thread safety: any thread. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a live transcript.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_language(
+    transcript: *const ctxscribe_transcript,
+) -> *const c_char {
+    // SAFETY: `transcript` is NULL or live (contract).
+    let transcript = unsafe { transcript.as_ref() };
+    guard_or(std::ptr::null(), || {
+        transcript
+            .and_then(|t| t.language_code.as_ref())
+            .map_or(std::ptr::null(), |code| code.as_ptr())
+    })
+}
+
+/// Returns the duration of the input audio in seconds.
+///
+/// NULL rules: returns 0.0 if `transcript` is NULL.
+/// Thread safety: any thread. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a live transcript.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_audio_secs(
+    transcript: *const ctxscribe_transcript,
+) -> f64 {
+    // SAFETY: `transcript` is NULL or live (contract).
+    let transcript = unsafe { transcript.as_ref() };
+    guard_or(0.0, || transcript.map_or(0.0, |t| t.audio_secs))
+}
+
+/// Returns the wall-clock time the transcription took, in seconds (decoding the audio
+/// and running the engine).
+///
+/// NULL rules: returns 0.0 if `transcript` is NULL.
+/// Thread safety: any thread. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a live transcript.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_processing_secs(
+    transcript: *const ctxscribe_transcript,
+) -> f64 {
+    // SAFETY: `transcript` is NULL or live (contract).
+    let transcript = unsafe { transcript.as_ref() };
+    guard_or(0.0, || transcript.map_or(0.0, |t| t.processing_secs))
+}
+
+/// Frees a transcript and the strings borrowed from it.
+///
+/// NULL rules: `ctxscribe_transcript_free(NULL)` does nothing.
+/// Thread safety: once no other thread uses `transcript`. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a transcript from this library not freed yet; it must not be
+/// used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_free(transcript: *mut ctxscribe_transcript) {
+    // SAFETY: NULL or owned by the caller and never used again (contract).
+    guard_or((), || unsafe { ptr::free(transcript) });
+}
