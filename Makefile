@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: setup serve test lint fmt bench header c-test
+.PHONY: setup serve test lint fmt bench header c-test python-test
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -20,6 +20,7 @@ test: setup lint
 	bash tests/fixtures/make-fixtures.sh target/fixtures
 	$(CARGO) test --release --workspace --all-features
 	bash ffi/tests/run-c-tests.sh
+	bash python/run-tests.sh
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -41,3 +42,7 @@ header:
 ## The C ABI's C/C++ tests alone (ASan + UBSan), on the real models.
 c-test: setup
 	bash ffi/tests/run-c-tests.sh
+
+## The Python package alone: fresh venv, `pip install .`, stubtest, mypy --strict, pytest.
+python-test: setup
+	bash python/run-tests.sh

@@ -1,0 +1,49 @@
+"""Context-aware speech-to-text on an embedded Whisper engine (whisper.cpp).
+
+Load the model once, then transcribe from any number of threads::
+
+    import ctxscribe
+
+    transcriber = ctxscribe.ContextTranscriber()          # the default model
+    transcript = transcriber.transcribe(
+        "note.webm",                                      # bytes, a path or a binary file
+        messages=[{"role": "user", "content": "Editing user_service.py"}],
+        languages=["en", "de"],                           # or "auto", "de", "de,en"
+        dictionary=["kubectl", "user_service.py"],        # or "kubectl, user_service.py"
+    )
+    print(transcript.text, transcript.language)
+
+Every error is a :class:`TranscriptionError` whose ``code`` is the contract code
+(``"invalid_request"``, ``"unsupported_audio_type"``, ``"audio_decode_failed"``,
+``"file_too_large"``, ``"audio_too_long"``, ``"model_unavailable"``,
+``"transcription_failed"``), raised as the subclass of that code. A missing audio file is
+a :class:`FileNotFoundError`.
+"""
+
+from ._native import (
+    AudioDecodeError,
+    AudioTooLongError,
+    ContextTranscriber,
+    FileTooLargeError,
+    InvalidRequestError,
+    ModelUnavailableError,
+    Transcript,
+    TranscriptionError,
+    TranscriptionFailedError,
+    UnsupportedAudioTypeError,
+    __version__,
+)
+
+__all__ = [
+    "AudioDecodeError",
+    "AudioTooLongError",
+    "ContextTranscriber",
+    "FileTooLargeError",
+    "InvalidRequestError",
+    "ModelUnavailableError",
+    "Transcript",
+    "TranscriptionError",
+    "TranscriptionFailedError",
+    "UnsupportedAudioTypeError",
+    "__version__",
+]

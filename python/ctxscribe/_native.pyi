@@ -1,0 +1,146 @@
+"""Type stubs of the native module ``ctxscribe._native`` (checked by ``mypy.stubtest``)."""
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, final
+
+from typing_extensions import TypeAlias
+
+__all__ = [
+    "AudioDecodeError",
+    "AudioTooLongError",
+    "ContextTranscriber",
+    "FileTooLargeError",
+    "InvalidRequestError",
+    "ModelUnavailableError",
+    "Transcript",
+    "TranscriptionError",
+    "TranscriptionFailedError",
+    "UnsupportedAudioTypeError",
+    "__version__",
+]
+
+__version__: str
+
+class _BinaryReader(Protocol):
+    def read(self) -> bytes | bytearray: ...
+
+# Encoded audio (wav, webm, mp3, m4a, ogg): its bytes, a path to it, or a binary file object.
+_Audio: TypeAlias = bytes | bytearray | memoryview | str | os.PathLike[str] | _BinaryReader
+# [{"role": "system" | "user", "content": str | [{"type": "text", "text": str}]}], or JSON text.
+_Messages: TypeAlias = Sequence[Mapping[str, Any]] | str
+# "auto", "de", "german", "de,en", '["de", "en"]', or ["de", "en"].
+_Languages: TypeAlias = str | Iterable[str]
+# ["kubectl", "Ramipril"], or "kubectl, Ramipril", or '["kubectl", "Ramipril"]'.
+_Dictionary: TypeAlias = str | Iterable[str]
+
+@final
+class ContextTranscriber:
+    """Transcribes audio files with an embedded Whisper model, helped by context.
+
+    Load it once and share it: the model is loaded by the constructor, and one instance
+    may be used from many threads at once (every call has its own decoder state). The GIL
+    is released while the model loads and while a transcription runs.
+    """
+
+    def __new__(
+        cls,
+        model: str | os.PathLike[str] | None = None,
+        *,
+        threads: int | None = None,
+        vad: bool | str | os.PathLike[str] = True,
+        beam_size: int | None = None,
+        timeout: float | None = None,
+        max_file_bytes: int | None = None,
+        max_duration_secs: float | None = None,
+    ) -> ContextTranscriber:
+        """Loads a whisper.cpp ggml/gguf model.
+
+        - ``model``: the model file; default ``$CTXSCRIBE_MODEL``, else ``ggml-base.bin``
+          from ``$CTXSCRIBE_MODEL_DIR``, ``./models``, the source checkout's ``models/``
+          (``make setup``) or ``~/.local/share/ctxscribe/models``.
+        - ``threads``: engine threads per transcription (default ``$CTXSCRIBE_THREADS``,
+          else all cores).
+        - ``vad``: ``True`` uses the Silero VAD model next to the model (if there is one),
+          ``False`` turns voice activity detection off, a path selects a VAD model.
+        - ``beam_size``: beam search with this many beams (default: greedy decoding).
+        - ``timeout``: give up on a transcription after this many seconds
+          (:class:`TranscriptionFailedError`).
+        - ``max_file_bytes`` / ``max_duration_secs``: input limits (default 25 MiB / 1 h).
+
+        Raises :class:`ModelUnavailableError` when a model is missing or cannot be loaded,
+        :class:`InvalidRequestError` for an out-of-range option.
+        """
+
+    def transcribe(
+        self,
+        audio: _Audio,
+        *,
+        messages: _Messages | None = None,
+        languages: _Languages | None = None,
+        dictionary: _Dictionary | None = None,
+    ) -> Transcript:
+        """Transcribes one audio file (wav, webm, mp3, m4a or ogg).
+
+        The GIL is released while the file is read, decoded and transcribed.
+
+        Raises the :class:`TranscriptionError` subclass of the failure's code, or an
+        :class:`OSError` (:class:`FileNotFoundError`, ...) when ``audio`` is a path that
+        cannot be read.
+        """
+
+    @property
+    def is_multilingual(self) -> bool:
+        """Whether the loaded model knows more languages than English."""
+
+@final
+class Transcript:
+    """The result of one transcription; ``str(transcript)`` is its text."""
+
+    @property
+    def text(self) -> str:
+        """The transcript; empty when the audio holds no speech."""
+    @property
+    def language(self) -> str | None:
+        """The language code it was transcribed in (``"en"``); ``None`` without speech."""
+    @property
+    def audio_secs(self) -> float:
+        """Duration of the input audio in seconds."""
+    @property
+    def decode_secs(self) -> float:
+        """Seconds spent reading and decoding the audio."""
+    @property
+    def engine_secs(self) -> float:
+        """Seconds spent in the engine (speech and language detection, decoding)."""
+    @property
+    def total_secs(self) -> float:
+        """Seconds the whole call took."""
+
+class TranscriptionError(Exception):
+    """Base class of every error ctxscribe raises."""
+
+    code: str
+    """The contract code: ``"invalid_request"``, ``"audio_decode_failed"``, ..."""
+    param: str | None
+    """The request field the error is about (``"dictionary"``, ``"file"``, ...), if any."""
+
+class InvalidRequestError(TranscriptionError, ValueError):
+    """``invalid_request``: a malformed or wrongly typed field, audio argument or option."""
+
+class UnsupportedAudioTypeError(TranscriptionError, ValueError):
+    """``unsupported_audio_type``: not wav, webm, mp3, m4a or ogg."""
+
+class AudioDecodeError(TranscriptionError, ValueError):
+    """``audio_decode_failed``: a supported type that cannot be decoded."""
+
+class FileTooLargeError(TranscriptionError, ValueError):
+    """``file_too_large``: the encoded audio is over ``max_file_bytes``."""
+
+class AudioTooLongError(TranscriptionError, ValueError):
+    """``audio_too_long``: the decoded audio is over ``max_duration_secs``."""
+
+class ModelUnavailableError(TranscriptionError):
+    """``model_unavailable``: the model is missing or cannot be loaded."""
+
+class TranscriptionFailedError(TranscriptionError):
+    """``transcription_failed``: the engine failed, or the call ran past ``timeout``."""

@@ -1,0 +1,184 @@
+//! The exception hierarchy: one class per contract code of [`ctxscribe::Error::code`].
+//!
+//! ```text
+//! Exception
+//! └── TranscriptionError                      .code, .param
+//!     ├── InvalidRequestError         (+ ValueError)  invalid_request
+//!     ├── UnsupportedAudioTypeError   (+ ValueError)  unsupported_audio_type
+//!     ├── AudioDecodeError            (+ ValueError)  audio_decode_failed
+//!     ├── FileTooLargeError           (+ ValueError)  file_too_large
+//!     ├── AudioTooLongError           (+ ValueError)  audio_too_long
+//!     ├── ModelUnavailableError                       model_unavailable
+//!     └── TranscriptionFailedError                    transcription_failed
+//! ```
+//!
+//! The five codes that mean "the caller's input is wrong" (HTTP 4xx) are also
+//! `ValueError`s, like `json.JSONDecodeError`, so generic `except ValueError` code keeps
+//! working. The classes are created with Python's `type()` at import time (PyO3's
+//! `create_exception!` takes one base only, and `#[pyclass(extends = PyException)]` needs
+//! Python >= 3.12 under abi3).
+
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyModule, PyTuple, PyType};
+
+/// Name, docstring and default `code` of the base class.
+const BASE: (&str, &str) = (
+    "TranscriptionError",
+    "Base class of every error ctxscribe raises.\n\n\
+     ``code`` is the stable contract code (``\"invalid_request\"``, ``\"audio_decode_failed\"``, \
+     ...), the same string the HTTP server and the C ABI report; ``param`` names the request \
+     field the error is about (``\"messages\"``, ``\"languages\"``, ``\"dictionary\"``, \
+     ``\"file\"``, a constructor argument) or is ``None``.",
+);
+
+/// One subclass per contract code.
+struct Subclass {
+    name: &'static str,
+    code: &'static str,
+    /// Also a `ValueError`: the caller's input is wrong.
+    value_error: bool,
+    doc: &'static str,
+}
+
+const SUBCLASSES: [Subclass; 7] = [
+    Subclass {
+        name: "InvalidRequestError",
+        code: "invalid_request",
+        value_error: true,
+        doc: "A request field (``messages``, ``languages``, ``dictionary``), the audio argument \
+              or a constructor option is malformed, of the wrong type or over a limit.",
+    },
+    Subclass {
+        name: "UnsupportedAudioTypeError",
+        code: "unsupported_audio_type",
+        value_error: true,
+        doc: "The audio is not wav, webm, mp3, m4a or ogg (flac, aiff, text, ...); the \
+              container is detected from the bytes, never from a file name.",
+    },
+    Subclass {
+        name: "AudioDecodeError",
+        code: "audio_decode_failed",
+        value_error: true,
+        doc: "The audio is of a supported type but cannot be decoded (truncated, corrupt, \
+              empty).",
+    },
+    Subclass {
+        name: "FileTooLargeError",
+        code: "file_too_large",
+        value_error: true,
+        doc: "The encoded audio is larger than ``max_file_bytes``.",
+    },
+    Subclass {
+        name: "AudioTooLongError",
+        code: "audio_too_long",
+        value_error: true,
+        doc: "The decoded audio is longer than ``max_duration_secs``.",
+    },
+    Subclass {
+        name: "ModelUnavailableError",
+        code: "model_unavailable",
+        value_error: false,
+        doc: "The Whisper model (or the VAD model) is missing or cannot be loaded.",
+    },
+    Subclass {
+        name: "TranscriptionFailedError",
+        code: "transcription_failed",
+        value_error: false,
+        doc: "The engine failed on valid audio, or the transcription ran past ``timeout``.",
+    },
+];
+
+/// The code a `TranscriptionError` constructed by hand reports.
+const BASE_DEFAULT_CODE: &str = "transcription_failed";
+
+#[derive(Debug)]
+struct Classes {
+    base: Py<PyType>,
+    by_code: Vec<(&'static str, Py<PyType>)>,
+}
+
+static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
+
+fn classes(py: Python<'_>) -> PyResult<&Classes> {
+    CLASSES.get_or_try_init(py, || create_classes(py))
+}
+
+fn create_classes(py: Python<'_>) -> PyResult<Classes> {
+    let type_ = py.get_type::<PyType>();
+    let new_class =
+        |name: &str, doc: &str, code: &str, bases: Bound<'_, PyTuple>| -> PyResult<Py<PyType>> {
+            let namespace = PyDict::new(py);
+            namespace.set_item(intern!(py, "__module__"), "ctxscribe")?;
+            namespace.set_item(intern!(py, "__doc__"), doc)?;
+            namespace.set_item(intern!(py, "code"), code)?;
+            namespace.set_item(intern!(py, "param"), py.None())?;
+            Ok(type_
+                .call1((name, bases, namespace))?
+                .cast_into::<PyType>()?
+                .unbind())
+        };
+    let base = new_class(
+        BASE.0,
+        BASE.1,
+        BASE_DEFAULT_CODE,
+        PyTuple::new(py, [py.get_type::<PyException>()])?,
+    )?;
+    let mut by_code = Vec::with_capacity(SUBCLASSES.len());
+    for subclass in &SUBCLASSES {
+        let bases = if subclass.value_error {
+            PyTuple::new(py, [base.bind(py).clone(), py.get_type::<PyValueError>()])?
+        } else {
+            PyTuple::new(py, [base.bind(py).clone()])?
+        };
+        let class = new_class(subclass.name, subclass.doc, subclass.code, bases)?;
+        by_code.push((subclass.code, class));
+    }
+    Ok(Classes { base, by_code })
+}
+
+/// Adds the base class and every subclass to the module.
+pub(crate) fn add_to_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    let classes = classes(py)?;
+    module.add(BASE.0, classes.base.bind(py))?;
+    for (subclass, (_, class)) in SUBCLASSES.iter().zip(&classes.by_code) {
+        module.add(subclass.name, class.bind(py))?;
+    }
+    Ok(())
+}
+
+/// The Python exception for a library error: the subclass of its code (the base class for a
+/// code this build does not know), with `.code` and `.param` set.
+pub(crate) fn to_pyerr(py: Python<'_>, error: &ctxscribe::Error) -> PyErr {
+    new_error(py, error.code(), error.param(), &error.to_string())
+}
+
+/// An `InvalidRequestError` about `param`.
+pub(crate) fn invalid(py: Python<'_>, param: &'static str, message: impl Into<String>) -> PyErr {
+    to_pyerr(
+        py,
+        &ctxscribe::Error::InvalidRequest {
+            param,
+            message: message.into(),
+        },
+    )
+}
+
+fn new_error(py: Python<'_>, code: &str, param: Option<&str>, message: &str) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let classes = classes(py)?;
+        let class = classes
+            .by_code
+            .iter()
+            .find(|(known, _)| *known == code)
+            .map_or(&classes.base, |(_, class)| class);
+        let instance = class.bind(py).call1((message,))?;
+        instance.setattr(intern!(py, "code"), code)?;
+        instance.setattr(intern!(py, "param"), param)?;
+        Ok(PyErr::from_value(instance))
+    };
+    build().unwrap_or_else(|failure| failure)
+}

@@ -1,0 +1,300 @@
+//! `ctxscribe.ContextTranscriber` and `ctxscribe.Transcript`.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ctxscribe::{Audio, AudioLimits, ContextTranscriber, Decoding};
+use pyo3::exceptions::PyOSError;
+use pyo3::prelude::*;
+
+use crate::errors::{invalid, to_pyerr};
+use crate::inputs::{self, AudioInput};
+
+/// `vad=`: `True` (the VAD model next to the Whisper model), `False` (off) or a path.
+#[derive(Debug, FromPyObject)]
+pub(crate) enum VadArg {
+    #[pyo3(annotation = "bool")]
+    Enabled(bool),
+    #[pyo3(annotation = "str | os.PathLike[str]")]
+    Model(PathBuf),
+}
+
+/// Transcribes audio files with an embedded Whisper model, helped by context.
+///
+/// Load it once and share it: the model is loaded by the constructor, and one instance
+/// may be used from many threads at once (every call has its own decoder state). The GIL
+/// is released while the model loads and while a transcription runs.
+#[pyclass(frozen, module = "ctxscribe", name = "ContextTranscriber")]
+#[derive(Debug)]
+pub(crate) struct PyContextTranscriber {
+    inner: ContextTranscriber,
+}
+
+#[pymethods]
+impl PyContextTranscriber {
+    #[new]
+    #[pyo3(
+        signature = (
+            model=None,
+            *,
+            threads=None,
+            vad=VadArg::Enabled(true),
+            beam_size=None,
+            timeout=None,
+            max_file_bytes=None,
+            max_duration_secs=None,
+        ),
+        text_signature = "(model=None, *, threads=None, vad=True, beam_size=None, \
+                          timeout=None, max_file_bytes=None, max_duration_secs=None)"
+    )]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per option.
+    fn new(
+        py: Python<'_>,
+        model: Option<PathBuf>,
+        threads: Option<i64>,
+        vad: VadArg,
+        beam_size: Option<i64>,
+        timeout: Option<f64>,
+        max_file_bytes: Option<i64>,
+        max_duration_secs: Option<f64>,
+    ) -> PyResult<Self> {
+        let mut builder = ContextTranscriber::builder();
+        if let Some(model) = model {
+            builder = builder.with_model_path(model);
+        }
+        builder = match vad {
+            VadArg::Enabled(true) => builder,
+            VadArg::Enabled(false) => builder.without_vad(),
+            VadArg::Model(path) => builder.with_vad_model_path(path),
+        };
+        if let Some(threads) = threads {
+            builder = builder.with_threads(positive_int(py, "threads", threads, 1024)?);
+        }
+        if let Some(beam_size) = beam_size {
+            let beam_size = positive_int(py, "beam_size", beam_size, u8::MAX.into())?;
+            builder = builder.with_decoding(Decoding::BeamSearch {
+                beam_size: u8::try_from(beam_size).unwrap_or(u8::MAX),
+            });
+        }
+        if let Some(timeout) = timeout {
+            builder = builder.with_timeout(positive_secs(py, "timeout", timeout)?);
+        }
+        let mut limits = AudioLimits::default();
+        if let Some(max_file_bytes) = max_file_bytes {
+            limits.max_file_bytes =
+                positive_int(py, "max_file_bytes", max_file_bytes, i64::MAX as usize)? as u64;
+        }
+        if let Some(max_duration_secs) = max_duration_secs {
+            limits.max_duration_secs =
+                positive_secs(py, "max_duration_secs", max_duration_secs)?.as_secs_f64();
+        }
+        builder = builder.with_audio_limits(limits);
+        let inner = py
+            .detach(move || builder.build())
+            .map_err(|error| to_pyerr(py, &error))?;
+        Ok(PyContextTranscriber { inner })
+    }
+
+    /// Transcribes one audio file.
+    ///
+    /// ``audio`` is the encoded file (wav, webm, mp3, m4a or ogg) as bytes, a path or a
+    /// binary file object. ``messages`` are chat-style context
+    /// (``[{"role": "system" | "user", "content": str}]``), ``languages`` the allowed
+    /// languages (``"auto"``, ``"de"``, ``"de,en"`` or ``["de", "en"]``) and
+    /// ``dictionary`` terms to spell exactly (``["kubectl"]`` or ``"kubectl, Ramipril"``).
+    /// The GIL is released while the file is read and transcribed.
+    #[pyo3(signature = (audio, *, messages=None, languages=None, dictionary=None))]
+    fn transcribe(
+        &self,
+        py: Python<'_>,
+        audio: &Bound<'_, PyAny>,
+        messages: Option<&Bound<'_, PyAny>>,
+        languages: Option<&Bound<'_, PyAny>>,
+        dictionary: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTranscript> {
+        // Copy every input into owned Rust values while attached to the interpreter ...
+        let audio = inputs::audio(audio)?;
+        let messages = inputs::messages(messages)?;
+        let languages = inputs::languages(languages)?;
+        let dictionary = inputs::dictionary(dictionary)?;
+        let (source, filename) = match audio {
+            AudioInput::Bytes(bytes) => (Source::Bytes(bytes), None),
+            AudioInput::Path { path, display } => (Source::Path(path), Some(display)),
+        };
+        let transcriber = &self.inner;
+        // ... then read, decode and transcribe detached from it: other Python threads run,
+        // and other calls on this same transcriber proceed in parallel.
+        let outcome = py.detach(move || -> Result<_, Failure> {
+            let bytes = match source {
+                Source::Bytes(bytes) => bytes,
+                Source::Path(path) => {
+                    read_audio_file(&path, transcriber.audio_limits().max_file_bytes)?
+                }
+            };
+            transcriber
+                .transcribe_blocking(Audio::Encoded(bytes), messages, languages, dictionary)
+                .map_err(Failure::Library)
+        });
+        match outcome {
+            Ok(transcript) => Ok(PyTranscript::from(transcript)),
+            Err(Failure::Library(error)) => Err(to_pyerr(py, &error)),
+            Err(Failure::Io(error)) => Err(os_error(py, &error, filename)),
+        }
+    }
+
+    /// Whether the loaded model knows more languages than English.
+    #[getter]
+    fn is_multilingual(&self) -> bool {
+        self.inner.is_multilingual()
+    }
+
+    fn __repr__(&self) -> String {
+        let limits = self.inner.audio_limits();
+        format!(
+            "ContextTranscriber(multilingual={}, max_file_bytes={}, max_duration_secs={})",
+            if self.inner.is_multilingual() {
+                "True"
+            } else {
+                "False"
+            },
+            limits.max_file_bytes,
+            limits.max_duration_secs
+        )
+    }
+}
+
+/// The result of one transcription.
+///
+/// ``str(transcript)`` is its text.
+#[pyclass(frozen, module = "ctxscribe", name = "Transcript")]
+#[derive(Debug)]
+pub(crate) struct PyTranscript {
+    /// The transcript; empty when the audio holds no speech.
+    #[pyo3(get)]
+    text: String,
+    /// The language code it was transcribed in (``"en"``), ``None`` when there was no
+    /// speech.
+    #[pyo3(get)]
+    language: Option<String>,
+    /// Duration of the input audio in seconds.
+    #[pyo3(get)]
+    audio_secs: f64,
+    /// Seconds spent reading and decoding the audio.
+    #[pyo3(get)]
+    decode_secs: f64,
+    /// Seconds spent in the engine (speech and language detection, decoding).
+    #[pyo3(get)]
+    engine_secs: f64,
+    /// Seconds the whole call took.
+    #[pyo3(get)]
+    total_secs: f64,
+}
+
+impl From<ctxscribe::Transcript> for PyTranscript {
+    fn from(transcript: ctxscribe::Transcript) -> Self {
+        PyTranscript {
+            text: transcript.text,
+            language: transcript
+                .language
+                .map(|language| language.code().to_owned()),
+            audio_secs: transcript.audio_secs,
+            decode_secs: transcript.timings.decode.as_secs_f64(),
+            engine_secs: transcript.timings.engine.as_secs_f64(),
+            total_secs: transcript.timings.total.as_secs_f64(),
+        }
+    }
+}
+
+#[pymethods]
+impl PyTranscript {
+    fn __str__(&self) -> &str {
+        &self.text
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "Transcript(text={}, language={}, audio_secs={:.2})",
+            self.text.as_str().into_pyobject(py)?.repr()?,
+            self.language.as_deref().into_pyobject(py)?.repr()?,
+            self.audio_secs
+        ))
+    }
+}
+
+/// The audio as it crosses into the detached section.
+enum Source {
+    Bytes(Vec<u8>),
+    Path(PathBuf),
+}
+
+enum Failure {
+    Library(ctxscribe::Error),
+    Io(io::Error),
+}
+
+impl From<io::Error> for Failure {
+    fn from(error: io::Error) -> Self {
+        Failure::Io(error)
+    }
+}
+
+/// Reads an audio file, refusing one over `limit` bytes before reading it.
+fn read_audio_file(path: &Path, limit: u64) -> Result<Vec<u8>, Failure> {
+    let file = File::open(path)?;
+    let too_large = |size: u64| Failure::Library(ctxscribe::Error::FileTooLarge { size, limit });
+    let size = file.metadata()?.len();
+    if size > limit {
+        return Err(too_large(size));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// `OSError(errno, strerror, filename)`; Python picks the subclass from the errno
+/// (`FileNotFoundError`, `PermissionError`, `IsADirectoryError`, ...).
+fn os_error(py: Python<'_>, error: &io::Error, filename: Option<Py<PyAny>>) -> PyErr {
+    let filename = filename.unwrap_or_else(|| py.None());
+    match error.raw_os_error() {
+        Some(errno) => {
+            let text = error.to_string();
+            let suffix = format!(" (os error {errno})");
+            let strerror = text.strip_suffix(&suffix).unwrap_or(&text).to_owned();
+            PyOSError::new_err((errno, strerror, filename))
+        }
+        None => PyOSError::new_err(error.to_string()),
+    }
+}
+
+/// `value` as a count in `1..=max`, else an `InvalidRequestError` about `param`.
+fn positive_int(py: Python<'_>, param: &'static str, value: i64, max: usize) -> PyResult<usize> {
+    usize::try_from(value)
+        .ok()
+        .filter(|value| (1..=max).contains(value))
+        .ok_or_else(|| {
+            invalid(
+                py,
+                param,
+                format!("{param} must be an integer between 1 and {max}, got {value}"),
+            )
+        })
+}
+
+/// `value` seconds as a positive, finite duration, else an `InvalidRequestError`.
+fn positive_secs(py: Python<'_>, param: &'static str, value: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|duration| !duration.is_zero())
+        .ok_or_else(|| {
+            invalid(
+                py,
+                param,
+                format!("{param} must be a positive number of seconds, got {value}"),
+            )
+        })
+}

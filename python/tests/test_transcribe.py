@@ -1,0 +1,185 @@
+"""Transcribing real audio with the real engine: inputs, context arguments, results."""
+
+from __future__ import annotations
+
+import io
+import os
+import wave
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ctxscribe
+
+from support import JFK_TEXT, THREADS, normalized
+
+
+def test_jfk_exact_with_the_base_model(
+    base: ctxscribe.ContextTranscriber, jfk_wav: Path
+) -> None:
+    transcript = base.transcribe(jfk_wav)
+    assert transcript.text == JFK_TEXT
+    assert transcript.language == "en"
+    assert str(transcript) == JFK_TEXT
+    assert transcript.audio_secs == pytest.approx(11.0, abs=0.05)
+    assert 0 < transcript.decode_secs < transcript.total_secs
+    assert 0 < transcript.engine_secs < transcript.total_secs
+    assert repr(transcript) == f"Transcript(text={JFK_TEXT!r}, language='en', audio_secs=11.00)"
+
+
+def test_default_model_is_the_multilingual_base() -> None:
+    # No model argument: $CTXSCRIBE_MODEL, else ggml-base.bin from the model directories
+    # (the checkout's models/, where `make setup` puts it).
+    transcriber = ctxscribe.ContextTranscriber(threads=THREADS)
+    assert transcriber.is_multilingual
+    assert repr(transcriber).startswith("ContextTranscriber(multilingual=True")
+
+
+def test_english_only_model(tiny: ctxscribe.ContextTranscriber) -> None:
+    assert not tiny.is_multilingual
+
+
+def _as(kind: str, path: Path) -> Any:
+    """The file at `path` as the audio argument of one of the accepted kinds."""
+    if kind == "bytes":
+        return path.read_bytes()
+    if kind == "bytearray":
+        return bytearray(path.read_bytes())
+    if kind == "memoryview":
+        return memoryview(path.read_bytes())
+    if kind == "str path":
+        return str(path)
+    if kind == "pathlib.Path":
+        return path
+    if kind == "open file":
+        return path.open("rb")
+    if kind == "BytesIO":
+        return io.BytesIO(path.read_bytes())
+    raise AssertionError(kind)
+
+
+KINDS = ["bytes", "bytearray", "memoryview", "str path", "pathlib.Path", "open file", "BytesIO"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_audio_kind_reaches_the_decoder(
+    tiny: ctxscribe.ContextTranscriber, jfk_flac: Path, kind: str
+) -> None:
+    # The flac's content arrives intact (and is recognized) whatever the argument's kind.
+    audio = _as(kind, jfk_flac)
+    try:
+        with pytest.raises(ctxscribe.UnsupportedAudioTypeError, match="flac"):
+            tiny.transcribe(audio)
+    finally:
+        if isinstance(audio, io.IOBase):
+            audio.close()
+
+
+def test_a_path_that_is_not_utf8(
+    tiny: ctxscribe.ContextTranscriber, jfk_flac: Path, tmp_path: Path
+) -> None:
+    # A file name with a byte that is not UTF-8, as os.listdir() returns it.
+    path = tmp_path / os.fsdecode(b"clip-\xff.flac")
+    path.write_bytes(jfk_flac.read_bytes())
+    with pytest.raises(ctxscribe.UnsupportedAudioTypeError, match="flac"):
+        tiny.transcribe(os.fspath(path))
+
+
+@pytest.mark.parametrize("kind", ["memoryview", "str path", "open file"])
+def test_audio_as_bytes_path_or_file(
+    tiny: ctxscribe.ContextTranscriber, short_wav: Path, kind: str
+) -> None:
+    audio = _as(kind, short_wav)
+    try:
+        transcript = tiny.transcribe(audio)
+    finally:
+        if isinstance(audio, io.IOBase):
+            audio.close()
+    assert normalized(transcript.text) == "how old is the brooklyn bridge"
+    assert transcript.language == "en"
+
+
+def test_context_arguments_with_real_audio(
+    tiny: ctxscribe.ContextTranscriber, short_wav: Path
+) -> None:
+    transcript = tiny.transcribe(
+        short_wav,
+        messages=[
+            {"role": "system", "content": "Questions about New York City landmarks."},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Bridges of Manhattan"}],
+                "name": "ignored extra field",
+            },
+        ],
+        languages=["en"],
+        dictionary=["Brooklyn Bridge", "Manhattan"],
+    )
+    # The context may change the wording (it conditions the decoder), not the content.
+    assert "brooklyn bridge" in normalized(transcript.text)
+
+
+@pytest.mark.parametrize(
+    ("messages", "languages", "dictionary"),
+    [
+        ("", "", ""),
+        ('[{"role": "user", "content": "New York"}]', "en", "Brooklyn, Manhattan"),
+        (({"role": "user", "content": "New York"},), ("en",), {"Brooklyn"}),
+        ([{"role": "user", "content": "New York"}], "english", '["Brooklyn", "Manhattan"]'),
+    ],
+    ids=["empty-strings", "strings", "tuples-and-set", "json-dictionary"],
+)
+def test_every_accepted_form_of_the_context_fields(
+    tiny: ctxscribe.ContextTranscriber,
+    short_wav: Path,
+    messages: Any,
+    languages: Any,
+    dictionary: Any,
+) -> None:
+    transcript = tiny.transcribe(
+        short_wav, messages=messages, languages=languages, dictionary=dictionary
+    )
+    assert "brooklyn bridge" in normalized(transcript.text)
+
+
+@pytest.mark.parametrize("languages", ["de", ["de", "en"]], ids=["str", "list"])
+def test_languages_with_the_multilingual_model(
+    base: ctxscribe.ContextTranscriber, german_wav: Path, languages: Any
+) -> None:
+    transcript = base.transcribe(german_wav, languages=languages)
+    assert transcript.language == "de"
+    assert "portal" in normalized(transcript.text)
+
+
+def test_a_language_set_constrains_detection(
+    base: ctxscribe.ContextTranscriber, german_wav: Path
+) -> None:
+    transcript = base.transcribe(german_wav, languages="en,fr")
+    assert transcript.language in {"en", "fr"}
+
+
+def test_silence_is_an_empty_transcript(
+    tiny: ctxscribe.ContextTranscriber, tmp_path: Path
+) -> None:
+    path = tmp_path / "silence.wav"
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16000)
+        out.writeframes(b"\0\0" * 16000 * 2)
+    transcript = tiny.transcribe(path)
+    assert transcript.text == ""
+    assert transcript.language is None
+    assert transcript.audio_secs == pytest.approx(2.0)
+
+
+def test_options(tiny_model: Path, short_wav: Path) -> None:
+    vad_model = tiny_model.parent / "silero-v6.2.0-ggml.bin"
+    options: dict[str, Any]
+    for options in (
+        {"vad": False, "beam_size": 2, "threads": 1},
+        {"vad": vad_model, "timeout": 60.0, "max_file_bytes": 10**7, "max_duration_secs": 30.0},
+    ):
+        transcriber = ctxscribe.ContextTranscriber(os.fspath(tiny_model), **options)
+        assert "brooklyn bridge" in normalized(transcriber.transcribe(short_wav).text)
