@@ -1,8 +1,10 @@
 //! The whisper.cpp binding (through whisper-rs). The only module of the core crate with
 //! `unsafe`: the abort callback that enforces a request's deadline.
 
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ops::Range;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use whisper_rs::{
@@ -34,6 +36,8 @@ pub struct WhisperEngine {
     vad_model_path: Option<String>,
     vad_contexts: Pool<WhisperVadContext>,
     states: Pool<WhisperState>,
+    /// Decoding parameters per language, see [`WhisperEngine::base_params`].
+    params_by_language: Mutex<HashMap<Language, LanguageParams>>,
     threads: usize,
     decoding: Decoding,
     model_description: String,
@@ -123,6 +127,7 @@ impl WhisperEngine {
             vad_model_path,
             vad_contexts: Pool::new(),
             states: Pool::new(),
+            params_by_language: Mutex::new(HashMap::new()),
             threads: config.threads.max(1),
             decoding: config.decoding,
         };
@@ -311,6 +316,40 @@ impl WhisperEngine {
             })
     }
 
+    /// The decoding parameters for `language`, built once per language and cloned per
+    /// window: whisper-rs leaks the C string of every `set_language` call, so building them
+    /// per call would leak a little memory per window in a long-running server.
+    fn base_params(&self, language: Language) -> FullParams<'static, 'static> {
+        let mut cache = match self.params_by_language.lock() {
+            Ok(cache) => cache,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let entry = cache.entry(language).or_insert_with(|| {
+            let strategy = match self.decoding {
+                Decoding::Greedy => SamplingStrategy::Greedy { best_of: 1 },
+                Decoding::BeamSearch { beam_size } => SamplingStrategy::BeamSearch {
+                    beam_size: i32::from(beam_size.max(1)),
+                    patience: -1.0,
+                },
+            };
+            let mut params = FullParams::new(strategy);
+            params.set_n_threads(i32::try_from(self.threads).unwrap_or(1));
+            params.set_language(Some(language.code()));
+            params.set_translate(false);
+            params.set_no_context(true);
+            params.set_no_timestamps(true);
+            params.set_single_segment(true);
+            params.set_print_special(false);
+            params.set_print_progress(false);
+            params.set_print_realtime(false);
+            params.set_print_timestamps(false);
+            params.set_suppress_blank(true);
+            params.set_suppress_nst(true);
+            LanguageParams(params)
+        });
+        entry.0.clone()
+    }
+
     fn decode_window(
         &self,
         state: &mut WhisperState,
@@ -319,26 +358,7 @@ impl WhisperEngine {
         prompt: &[i32],
         deadline: Option<Instant>,
     ) -> Result<String> {
-        let strategy = match self.decoding {
-            Decoding::Greedy => SamplingStrategy::Greedy { best_of: 1 },
-            Decoding::BeamSearch { beam_size } => SamplingStrategy::BeamSearch {
-                beam_size: i32::from(beam_size.max(1)),
-                patience: -1.0,
-            },
-        };
-        let mut params = FullParams::new(strategy);
-        params.set_n_threads(i32::try_from(self.threads).unwrap_or(1));
-        params.set_language(Some(language.code()));
-        params.set_translate(false);
-        params.set_no_context(true);
-        params.set_no_timestamps(true);
-        params.set_single_segment(true);
-        params.set_print_special(false);
-        params.set_print_progress(false);
-        params.set_print_realtime(false);
-        params.set_print_timestamps(false);
-        params.set_suppress_blank(true);
-        params.set_suppress_nst(true);
+        let mut params = self.base_params(language);
         params.set_tokens(prompt);
         let deadline_slot = deadline;
         if deadline_slot.is_some() {
@@ -420,6 +440,17 @@ impl WhisperEngine {
         })
     }
 }
+
+/// Decoding parameters without callbacks, shared between threads (cloned per window).
+struct LanguageParams(FullParams<'static, 'static>);
+
+// SAFETY: `FullParams` is not Send/Sync only because it may hold boxed Rust callbacks
+// (`FnMut` closures). `LanguageParams` is built without any callback, so it holds only
+// plain C parameters and pointers to leaked, immutable C strings (the language code); a
+// clone shares no mutable state with the original.
+unsafe impl Send for LanguageParams {}
+// SAFETY: see the `Send` impl: nothing reachable through a shared reference is mutable.
+unsafe impl Sync for LanguageParams {}
 
 /// whisper.cpp's abort callback: true once the deadline has passed.
 ///
