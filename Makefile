@@ -17,7 +17,8 @@ serve: setup
 
 ## Everything CI checks: formatting, lints, all tests on real audio and the real engine.
 test: setup lint
-	bash tests/fixtures/make-fixtures.sh target/fixtures
+	bash tests/fixtures/make-fixtures.sh target/fixtures/audio
+	bash scripts/setup-test-venv.sh
 	$(CARGO) test --release --workspace --all-features
 	bash ffi/tests/run-c-tests.sh
 	bash python/run-tests.sh

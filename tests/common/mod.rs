@@ -152,3 +152,22 @@ pub fn wer(reference: &str, hypothesis: &str) -> f64 {
     let h = norm_words(hypothesis);
     edit_distance(&r, &h) as f64 / r.len().max(1) as f64
 }
+
+/// A file of `target/fixtures/audio`, generated on first use by
+/// `tests/fixtures/make-fixtures.sh` (idempotent; needs bash, ffmpeg and openssl).
+pub fn audio_fixture(name: &str) -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = repo_root().join("target/fixtures/audio");
+        let status = Command::new("bash")
+            .arg(repo_root().join("tests/fixtures/make-fixtures.sh"))
+            .arg(&dir)
+            .status()
+            .expect("run tests/fixtures/make-fixtures.sh (needs bash, ffmpeg, openssl)");
+        assert!(status.success(), "make-fixtures.sh failed: {status}");
+        dir
+    });
+    let path = dir.join(name);
+    assert!(path.is_file(), "no fixture {}", path.display());
+    path
+}
