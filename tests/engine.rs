@@ -321,13 +321,6 @@ fn real_clips_are_transcribed_within_the_wer_target() {
 /// high-rate lossy encodings give the exact words, low-rate ones stay within 10 % WER.
 #[test]
 fn every_format_family_transcribes_jfk() {
-    let dir = repo_root().join("target/fixtures/audio");
-    let status = std::process::Command::new("bash")
-        .arg(repo_root().join("tests/fixtures/make-fixtures.sh"))
-        .arg(&dir)
-        .status()
-        .expect("run make-fixtures.sh");
-    assert!(status.success(), "make-fixtures.sh failed");
     let fixtures = [
         "ok_wav_s16_16k_mono.wav",
         "ok_wav_s16_48k_stereo.wav",
@@ -345,7 +338,7 @@ fn every_format_family_transcribes_jfk() {
     ];
     let mut failures = Vec::new();
     for name in fixtures {
-        let transcript = transcribe_file(base_transcriber(), &dir.join(name), Languages::Auto)
+        let transcript = transcribe_file(base_transcriber(), &audio_fixture(name), Languages::Auto)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let error = wer(JFK, &transcript.text);
         eprintln!("{name}: WER {error:.3} {}", transcript.text);
