@@ -12,6 +12,7 @@
 pub mod audio;
 pub mod config;
 pub mod context;
+pub mod correction;
 pub mod engine;
 pub mod error;
 pub mod model;

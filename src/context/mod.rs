@@ -30,8 +30,11 @@ mod dictionary;
 mod languages;
 mod languages_table;
 mod messages;
+pub mod mining;
 pub mod prompt;
 mod request;
+pub mod spoken;
+pub mod terms;
 
 pub use dictionary::{Dictionary, parse_dictionary};
 pub use languages::{Language, Languages, parse_languages, validate_languages};
@@ -42,3 +45,38 @@ pub use request::{
     MAX_LANGUAGES_TEXT_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_MESSAGES_TEXT_BYTES,
     MAX_TERM_CHARS, MAX_TOTAL_MESSAGE_BYTES,
 };
+pub use terms::{ContextTerms, Term, TermKind, TermOrigin};
+
+/// Which context layers a transcription uses; all on by default. Switching them off one
+/// by one measures each layer's contribution (the benchmark's `--layers`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContextLayers {
+    /// Condition the decoder on a prompt of the terms and the recent message text.
+    pub prompt: bool,
+    /// Map transcript spans that sound like a term to the term's spelling.
+    pub correction: bool,
+    /// Decode-time biasing: a bonus on the logits of tokens that spell a term
+    /// ([`crate::engine::biasing`]).
+    pub biasing: bool,
+}
+
+impl Default for ContextLayers {
+    fn default() -> Self {
+        ContextLayers::ALL
+    }
+}
+
+impl ContextLayers {
+    /// Every layer on.
+    pub const ALL: ContextLayers = ContextLayers {
+        prompt: true,
+        correction: true,
+        biasing: true,
+    };
+    /// Every layer off: the context is ignored.
+    pub const NONE: ContextLayers = ContextLayers {
+        prompt: false,
+        correction: false,
+        biasing: false,
+    };
+}

@@ -1,0 +1,538 @@
+//! Spoken forms: how a written term sounds when dictated, as a sequence of words.
+//!
+//! A term is split into pieces ([`split_pieces`]): words (camelCase, PascalCase and
+//! letter/digit boundaries split too), numbers and symbols. Each piece has spoken
+//! alternatives: a symbol is said ("dot", "underscore", "dash", "slash") or left out,
+//! a number is said in words ("Q3" -> "q three"), an acronym or an unpronounceable
+//! piece is spelled letter by letter ("vLLM" -> "v l l m", "jq" -> "j q"), and a small
+//! table knows how common abbreviations are said ("py" -> "pie", "yml" -> "yammel",
+//! "ctl" -> "control" / "cuttle" / "c t l"). [`spoken_forms`] combines them into a short
+//! list of alternatives, most likely first.
+//!
+//! Transcript text goes through the same splitting ([`transcript_words`]) so that both
+//! sides of a comparison are sequences of spoken words.
+
+/// One piece of a written term.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// A run of letters (apostrophes included), as written.
+    Word(String),
+    /// A run of ASCII digits.
+    Number(String),
+    /// Any other visible character (`.`, `_`, `-`, `/`, `+`, ...).
+    Symbol(char),
+}
+
+/// At most this many spoken forms per term.
+pub const MAX_SPOKEN_FORMS: usize = 10;
+
+/// A spoken form: the words a speaker says for a term, lowercase. A spelled letter is a
+/// one-letter word (`"i"`, `"d"`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct SpokenForm {
+    /// The spoken words, lowercase.
+    pub words: Vec<String>,
+}
+
+impl SpokenForm {
+    /// The words joined by single spaces (`"get user by i d"`).
+    #[must_use]
+    pub fn text(&self) -> String {
+        self.words.join(" ")
+    }
+}
+
+/// How abbreviations common in file names and identifiers are said, most likely first.
+/// Letters spelled out are single-letter words.
+const SPOKEN_ABBREVIATIONS: &[(&str, &[&str])] = &[
+    ("py", &["pie", "p y", "pi"]),
+    ("md", &["m d", "markdown"]),
+    ("rs", &["r s"]),
+    ("js", &["j s", "javascript"]),
+    ("ts", &["t s", "typescript"]),
+    ("cs", &["c s"]),
+    ("go", &["go"]),
+    ("rb", &["r b", "ruby"]),
+    ("sh", &["s h", "shell"]),
+    ("yml", &["yammel", "y m l", "yaml"]),
+    ("yaml", &["yammel", "yaml", "y m l"]),
+    ("toml", &["tommel", "toml", "t o m l"]),
+    ("json", &["jason", "j s o n"]),
+    ("jsonl", &["jason l", "j s o n l"]),
+    ("sql", &["sequel", "s q l"]),
+    ("ctl", &["control", "cuttle", "c t l"]),
+    ("k8s", &["kubernetes", "k eight s", "kates"]),
+    ("txt", &["text", "t x t"]),
+    ("cfg", &["config", "c f g"]),
+    ("conf", &["conf", "config"]),
+    ("env", &["env", "e n v", "environment"]),
+    ("src", &["source", "s r c"]),
+    ("lib", &["lib", "library"]),
+    ("pkg", &["package", "p k g"]),
+    ("msg", &["message", "m s g"]),
+    ("img", &["image", "i m g"]),
+    ("tmp", &["temp", "t m p"]),
+    ("usr", &["user", "u s r"]),
+    ("std", &["standard", "s t d"]),
+    ("mgr", &["manager", "m g r"]),
+    ("btn", &["button", "b t n"]),
+    ("fn", &["function", "f n"]),
+    ("regex", &["rejex", "regex"]),
+    ("nginx", &["engine x", "n g i n x"]),
+    ("readme", &["read me"]),
+    ("gui", &["gooey", "g u i"]),
+    ("url", &["u r l", "earl"]),
+    ("async", &["a sync", "async"]),
+    ("sqlite", &["sequel lite", "s q lite"]),
+    ("postgres", &["postgres", "post gres"]),
+    ("pytest", &["pie test", "p y test"]),
+    ("numpy", &["num pie", "numb pie"]),
+    ("scipy", &["sigh pie", "s c pie"]),
+    ("pypi", &["pie p i", "pie pie"]),
+    ("cpp", &["c plus plus", "c p p"]),
+    ("ci", &["c i"]),
+    ("io", &["i o"]),
+    ("id", &["i d", "id"]),
+    ("ids", &["i ds", "i d s"]),
+];
+
+/// Abbreviations that end compound tool names (`kubectl`, `mongodb`, `graphql`,
+/// `nodejs`, `numpy`): a rare lowercase word ending in one is said as its stem, then
+/// the abbreviation.
+const ABBREVIATION_SUFFIXES: &[&str] = &["ctl", "sql", "db", "js", "py", "ql", "fs", "md"];
+
+/// Symbols whose spoken name a speaker often leaves out (`user_service` is said "user
+/// service" as often as "user underscore service").
+const OPTIONAL_SYMBOLS: &[char] = &['_', '-', '/', '\''];
+
+/// Splits written text into pieces: words at camelCase, PascalCase, acronym and
+/// letter/digit boundaries, numbers, and symbols. Whitespace only separates.
+///
+/// `"getUserById"` -> get, User, By, Id; `"HTTPServer2"` -> HTTP, Server, 2;
+/// `"docker-compose.yml"` -> docker, `-`, compose, `.`, yml.
+#[must_use]
+pub fn split_pieces(text: &str) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    let mut word: Vec<char> = Vec::new();
+    let mut number = String::new();
+    let flush_word = |word: &mut Vec<char>, pieces: &mut Vec<Piece>| {
+        if !word.is_empty() {
+            pieces.push(Piece::Word(word.drain(..).collect()));
+        }
+    };
+    let flush_number = |number: &mut String, pieces: &mut Vec<Piece>| {
+        if !number.is_empty() {
+            pieces.push(Piece::Number(std::mem::take(number)));
+        }
+    };
+    for c in text.chars() {
+        if c.is_alphabetic() || (is_apostrophe(c) && !word.is_empty()) {
+            flush_number(&mut number, &mut pieces);
+            if c.is_uppercase() {
+                // lower -> Upper starts a new word ("getUser").
+                if word.last().is_some_and(|p| p.is_lowercase()) {
+                    flush_word(&mut word, &mut pieces);
+                }
+            } else if c.is_lowercase() && word.len() >= 2 {
+                // UPPER Upper lower: the last capital starts a new word ("HTTPServer").
+                let n = word.len();
+                if word[n - 1].is_uppercase() && word[n - 2].is_uppercase() {
+                    let last = word.pop();
+                    flush_word(&mut word, &mut pieces);
+                    word.extend(last);
+                }
+            }
+            word.push(c);
+        } else if c.is_ascii_digit() {
+            flush_word(&mut word, &mut pieces);
+            number.push(c);
+        } else {
+            flush_word(&mut word, &mut pieces);
+            flush_number(&mut number, &mut pieces);
+            if !c.is_whitespace() {
+                pieces.push(Piece::Symbol(c));
+            }
+        }
+    }
+    flush_word(&mut word, &mut pieces);
+    flush_number(&mut number, &mut pieces);
+    // An apostrophe that ended a word ("users'") is a symbol, not part of the word.
+    pieces
+        .into_iter()
+        .flat_map(|piece| match piece {
+            Piece::Word(w) if w.chars().last().is_some_and(is_apostrophe) => {
+                let trimmed: String = w.trim_end_matches(is_apostrophe).to_owned();
+                let mut out = Vec::new();
+                if !trimmed.is_empty() {
+                    out.push(Piece::Word(trimmed));
+                }
+                out.push(Piece::Symbol('\''));
+                out
+            }
+            other => vec![other],
+        })
+        .collect()
+}
+
+fn is_apostrophe(c: char) -> bool {
+    c == '\'' || c == '\u{2019}'
+}
+
+/// The spoken forms of a written term, most likely first, at most
+/// [`MAX_SPOKEN_FORMS`], without duplicates. Empty for a term with nothing to say.
+///
+/// ```
+/// use ctxscribe::context::spoken::spoken_forms;
+/// let forms: Vec<String> = spoken_forms("user_service.py").iter().map(|f| f.text()).collect();
+/// assert!(forms.contains(&"user underscore service dot pie".to_owned()));
+/// assert!(forms.contains(&"user service dot pie".to_owned()));
+/// ```
+#[must_use]
+pub fn spoken_forms(term: &str) -> Vec<SpokenForm> {
+    let pieces = split_pieces(term);
+    // Per piece, its alternatives; `None` marks an optional symbol.
+    let mut spoken: Vec<Vec<Vec<String>>> = Vec::with_capacity(pieces.len());
+    let mut optional: Vec<bool> = Vec::with_capacity(pieces.len());
+    // A whole-term abbreviation ("NumPy", "k8s") is said as a unit.
+    let lowered = term.to_lowercase();
+    if let Some(alternatives) = abbreviation(&lowered) {
+        spoken.push(alternatives);
+        optional.push(false);
+    } else {
+        for piece in &pieces {
+            let (alternatives, is_optional) = piece_alternatives(piece);
+            if !alternatives.is_empty() {
+                spoken.push(alternatives);
+                optional.push(is_optional);
+            }
+        }
+    }
+    let mut forms: Vec<SpokenForm> = Vec::new();
+    let push = |words: Vec<String>, forms: &mut Vec<SpokenForm>| {
+        if !words.is_empty()
+            && forms.len() < MAX_SPOKEN_FORMS
+            && !forms.iter().any(|f| f.words == words)
+        {
+            forms.push(SpokenForm { words });
+        }
+    };
+    // First the symbols said, then left out; within each, every piece's first
+    // alternative, then each piece's other alternatives one at a time.
+    for say_optional in [true, false] {
+        let choose = |overrides: Option<(usize, usize)>| -> Vec<String> {
+            let mut words = Vec::new();
+            for (index, alternatives) in spoken.iter().enumerate() {
+                if optional[index] && !say_optional {
+                    continue;
+                }
+                let pick = match overrides {
+                    Some((at, alternative)) if at == index => alternative,
+                    _ => 0,
+                };
+                words.extend(alternatives[pick].iter().cloned());
+            }
+            words
+        };
+        push(choose(None), &mut forms);
+        for (index, alternatives) in spoken.iter().enumerate() {
+            for alternative in 1..alternatives.len() {
+                push(choose(Some((index, alternative))), &mut forms);
+            }
+        }
+    }
+    forms
+}
+
+/// The table's spoken alternatives for a lowercase abbreviation.
+fn abbreviation(lowercase: &str) -> Option<Vec<Vec<String>>> {
+    SPOKEN_ABBREVIATIONS
+        .iter()
+        .find(|(written, _)| *written == lowercase)
+        .map(|(_, said)| said.iter().map(|s| words_of(s)).collect())
+}
+
+fn words_of(text: &str) -> Vec<String> {
+    text.split_whitespace().map(str::to_owned).collect()
+}
+
+/// A piece's spoken alternatives (most likely first) and whether it may go unsaid.
+fn piece_alternatives(piece: &Piece) -> (Vec<Vec<String>>, bool) {
+    match piece {
+        Piece::Word(word) => (word_alternatives(word), false),
+        Piece::Number(digits) => (vec![number_words(digits)], false),
+        Piece::Symbol(symbol) => match symbol_name(*symbol) {
+            Some(name) => (
+                vec![vec![name.to_owned()]],
+                OPTIONAL_SYMBOLS.contains(symbol),
+            ),
+            None => (Vec::new(), true),
+        },
+    }
+}
+
+fn word_alternatives(word: &str) -> Vec<Vec<String>> {
+    let lower: String = word
+        .chars()
+        .filter(|c| !is_apostrophe(*c))
+        .collect::<String>();
+    let lower = lower.to_lowercase();
+    if let Some(alternatives) = abbreviation(&lower) {
+        return alternatives;
+    }
+    let letters = || lower.chars().map(|c| c.to_string()).collect::<Vec<_>>();
+    let char_count = lower.chars().count();
+    if char_count <= 1 {
+        return vec![vec![lower]];
+    }
+    let is_acronym = word.chars().all(|c| c.is_uppercase());
+    if is_acronym && char_count <= 3 {
+        return vec![letters(), vec![lower]];
+    }
+    if !has_vowel(&lower) {
+        return vec![letters()];
+    }
+    if !is_acronym && let Some(split) = split_abbreviation_suffix(&lower) {
+        return split;
+    }
+    if is_acronym && char_count <= 5 {
+        return vec![vec![lower.clone()], letters()];
+    }
+    vec![vec![lower]]
+}
+
+/// `kubectl` -> kube control / kube cuttle / kube c t l / kubectl, for a rare word
+/// (not a common word) whose stem has a vowel.
+fn split_abbreviation_suffix(lower: &str) -> Option<Vec<Vec<String>>> {
+    if super::mining::is_common_word(lower) {
+        return None;
+    }
+    let suffix = ABBREVIATION_SUFFIXES
+        .iter()
+        .find(|suffix| lower.len() >= suffix.len() + 2 && lower.ends_with(*suffix))?;
+    let stem = &lower[..lower.len() - suffix.len()];
+    if !has_vowel(stem) {
+        return None;
+    }
+    let mut alternatives: Vec<Vec<String>> = abbreviation(suffix)
+        .unwrap_or_else(|| vec![suffix.chars().map(|c| c.to_string()).collect()])
+        .into_iter()
+        .map(|said| std::iter::once(stem.to_owned()).chain(said).collect())
+        .collect();
+    alternatives.push(vec![lower.to_owned()]);
+    Some(alternatives)
+}
+
+fn has_vowel(word: &str) -> bool {
+    word.chars().any(|c| {
+        matches!(c, 'a' | 'e' | 'i' | 'o' | 'u' | 'y') || (c.is_alphabetic() && !c.is_ascii())
+    })
+}
+
+/// The spoken name of a symbol inside a term, if it has one.
+fn symbol_name(symbol: char) -> Option<&'static str> {
+    Some(match symbol {
+        '.' => "dot",
+        '_' => "underscore",
+        '-' => "dash",
+        '/' | '\\' => "slash",
+        '+' => "plus",
+        '#' => "sharp",
+        '@' => "at",
+        '&' => "and",
+        '%' => "percent",
+        _ => return None,
+    })
+}
+
+/// Digits said as English number words: `"3"` -> three, `"42"` -> forty two; longer
+/// numbers digit by digit, as version numbers and codes are read.
+#[must_use]
+pub fn number_words(digits: &str) -> Vec<String> {
+    const ONES: [&str; 20] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
+    const TENS: [&str; 10] = [
+        "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    ];
+    let digit_by_digit = || {
+        digits
+            .bytes()
+            .map(|b| ONES[usize::from(b - b'0')].to_owned())
+            .collect::<Vec<_>>()
+    };
+    if digits.len() > 3 || (digits.len() > 1 && digits.starts_with('0')) {
+        return digit_by_digit();
+    }
+    let Ok(value) = digits.parse::<usize>() else {
+        return digit_by_digit();
+    };
+    let mut words = Vec::new();
+    let (hundreds, rest) = (value / 100, value % 100);
+    if hundreds > 0 {
+        words.push(ONES[hundreds].to_owned());
+        words.push("hundred".to_owned());
+    }
+    if rest >= 20 {
+        words.push(TENS[rest / 10].to_owned());
+        if rest % 10 > 0 {
+            words.push(ONES[rest % 10].to_owned());
+        }
+    } else if rest > 0 || hundreds == 0 {
+        words.push(ONES[rest].to_owned());
+    }
+    words
+}
+
+/// A transcript word (whitespace-delimited, outer punctuation already removed) as
+/// spoken words: pieces split as in [`split_pieces`], each piece its most likely
+/// spoken alternative, a `.` inside the word said "dot", other symbols left out.
+/// Dotted single letters (`"I.D"`, `"U.S"`) are letters, not dots.
+#[must_use]
+pub fn transcript_words(word: &str) -> Vec<String> {
+    let pieces = split_pieces(word);
+    let dotted_letters = pieces.len() >= 3
+        && pieces.iter().enumerate().all(|(i, p)| match p {
+            Piece::Word(w) => i % 2 == 0 && w.chars().count() == 1,
+            Piece::Symbol('.') => i % 2 == 1,
+            _ => false,
+        });
+    let mut words = Vec::new();
+    for piece in &pieces {
+        match piece {
+            Piece::Symbol('.') if dotted_letters => {}
+            Piece::Symbol('.') => words.push("dot".to_owned()),
+            Piece::Symbol(_) => {}
+            Piece::Word(w) => {
+                // Whisper writes acronyms it knows as words in capitals ("DAG", "API"):
+                // read a pronounceable one as a word (the term side has both forms).
+                let pronounceable_acronym = w.chars().count() >= 3
+                    && w.chars().all(char::is_uppercase)
+                    && has_vowel(&w.to_lowercase());
+                if pronounceable_acronym && abbreviation(&w.to_lowercase()).is_none() {
+                    words.push(w.to_lowercase());
+                } else if let Some(first) = word_alternatives(w).into_iter().next() {
+                    words.extend(first);
+                }
+            }
+            Piece::Number(digits) => words.extend(number_words(digits)),
+        }
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(term: &str) -> Vec<String> {
+        spoken_forms(term).iter().map(SpokenForm::text).collect()
+    }
+
+    #[test]
+    fn camel_and_acronym_boundaries_split() {
+        let words = |text: &str| -> Vec<String> {
+            split_pieces(text)
+                .into_iter()
+                .map(|p| match p {
+                    Piece::Word(w) | Piece::Number(w) => w,
+                    Piece::Symbol(c) => c.to_string(),
+                })
+                .collect()
+        };
+        assert_eq!(words("getUserById"), ["get", "User", "By", "Id"]);
+        assert_eq!(words("HTTPServer2"), ["HTTP", "Server", "2"]);
+        assert_eq!(words("vLLM"), ["v", "LLM"]);
+        assert_eq!(
+            words("docker-compose.yml"),
+            ["docker", "-", "compose", ".", "yml"]
+        );
+        assert_eq!(words("Dr. Müller"), ["Dr", ".", "Müller"]);
+    }
+
+    #[test]
+    fn identifiers_are_said_word_by_word() {
+        assert_eq!(texts("getUserById")[0], "get user by i d");
+        assert_eq!(texts("handleWebhookEvent"), ["handle webhook event"]);
+        let snake = texts("parse_config_file");
+        assert_eq!(
+            snake,
+            [
+                "parse underscore config underscore file",
+                "parse config file"
+            ]
+        );
+    }
+
+    #[test]
+    fn acronyms_and_unpronounceable_pieces_are_spelled() {
+        assert_eq!(texts("vLLM")[0], "v l l m");
+        assert_eq!(texts("jq"), ["j q"]);
+        assert!(texts("JAX").contains(&"jax".to_owned()));
+        assert_eq!(texts("Q3"), ["q three"]);
+    }
+
+    #[test]
+    fn file_names_say_their_dots_and_abbreviations() {
+        let forms = texts("README.md");
+        assert_eq!(forms[0], "read me dot m d");
+        let compose = texts("docker-compose.yml");
+        assert!(
+            compose.contains(&"docker compose dot yammel".to_owned()),
+            "{compose:?}"
+        );
+        assert_eq!(texts("NumPy")[0], "num pie");
+        assert_eq!(
+            texts("kubectl"),
+            ["kube control", "kube cuttle", "kube c t l", "kubectl"]
+        );
+        assert_eq!(texts("mongodb")[0], "mongo d b");
+        assert_eq!(texts("happy"), ["happy"]);
+    }
+
+    #[test]
+    fn numbers_become_words() {
+        assert_eq!(number_words("3"), ["three"]);
+        assert_eq!(number_words("42"), ["forty", "two"]);
+        assert_eq!(number_words("100"), ["one", "hundred"]);
+        assert_eq!(number_words("2024"), ["two", "zero", "two", "four"]);
+        assert_eq!(number_words("07"), ["zero", "seven"]);
+    }
+
+    #[test]
+    fn transcript_words_follow_the_same_rules() {
+        assert_eq!(transcript_words("service.py"), ["service", "dot", "pie"]);
+        assert_eq!(transcript_words("I.D"), ["i", "d"]);
+        assert_eq!(transcript_words("user_service"), ["user", "service"]);
+        assert_eq!(transcript_words("Q3"), ["q", "three"]);
+        assert_eq!(transcript_words("DAG"), ["dag"]);
+        assert_eq!(transcript_words("ID"), ["i", "d"]);
+    }
+
+    #[test]
+    fn forms_are_bounded_and_distinct() {
+        let forms = spoken_forms("a_b-c/d.e_f-g/h.i_j-k/l.m_n");
+        assert!(forms.len() <= MAX_SPOKEN_FORMS);
+        let mut seen = std::collections::HashSet::new();
+        assert!(forms.iter().all(|f| seen.insert(f.text())));
+        assert!(spoken_forms("...").is_empty() || spoken_forms("...")[0].words[0] == "dot");
+    }
+}

@@ -1,0 +1,798 @@
+//! Spoken-to-written correction: after decoding, transcript spans that sound like a
+//! context term are replaced by the term's spelling ("read me dot md" -> `README.md`,
+//! "parse config file" -> `parse_config_file`, "redis" -> `Redis`).
+//!
+//! A span (one to [`MAX_SPAN_WORDS`] transcript words, never across punctuation) is
+//! turned into spoken words by the same rules as the terms' [spoken
+//! forms](crate::context::spoken), then compared with every spoken form of every term:
+//!
+//! - the same letters (ignoring case, spaces and separators) is an exact match;
+//! - otherwise the normalised weighted edit distance of their [phonetic keys](phonetic)
+//!   must stay under [`MATCH_THRESHOLD`], plus [`FUNCTION_WORD_PENALTY`] for each
+//!   function word ("the", "and", ...) the span has and the term does not say.
+//!
+//! Guards, so that a term never appears unless the audio matched it:
+//! - a span that is one common word ("engine", "Jason") is only replaced by a plain
+//!   one-word term of nearly the same sound ([`SINGLE_COMMON_WORD_THRESHOLD`]:
+//!   `Tokyo` -> `tokio`, `Century` -> `Sentry`), never by an identifier, acronym or
+//!   file name (`JSON`) except by casing alone (`json` -> `JSON`);
+//! - a span made only of common words needs a much closer sound
+//!   ([`COMMON_SPAN_THRESHOLD`]: "web page" is not `webpack`, "engine makes" not
+//!   `nginx`);
+//! - short keys (under [`MIN_FUZZY_KEY_LEN`] phones) only match exactly;
+//! - in a transcript that is not English only exact matches apply: the phonetic rules
+//!   are English.
+//!
+//! Before that, a word that glues a term to a common word ("Pingaditya",
+//! "OpenDocker-compose.yml") is split in two when its letters are exactly the term's
+//! plus the common word's.
+//!
+//! Words outside a replaced span are left exactly as they were (case, punctuation).
+//! The best (lowest cost, then longest, then highest-ranked term) non-overlapping
+//! matches win. Cost is O(spans x candidate forms): forms are bucketed by their first
+//! phone class and filtered by key length before any distance is computed.
+
+pub mod phonetic;
+
+use std::collections::HashMap;
+
+use crate::context::mining::is_common_word;
+use crate::context::spoken::transcript_words;
+use crate::context::{ContextTerms, Language, TermKind};
+
+use phonetic::{
+    ConsonantProfile, PROFILE_UNIT_COST, folded_letters, is_vowel_phone, phonetic_key,
+    weighted_distance,
+};
+
+/// Most transcript words one term may span.
+pub const MAX_SPAN_WORDS: usize = 8;
+/// Highest normalised phonetic distance accepted between a span and a spoken form.
+pub const MATCH_THRESHOLD: f32 = 0.15;
+/// The same for a span made only of common words.
+pub const COMMON_SPAN_THRESHOLD: f32 = 0.08;
+/// The same for a span that is one common word (and only towards a one-word term).
+pub const SINGLE_COMMON_WORD_THRESHOLD: f32 = 0.05;
+/// The same for a span that is one word Whisper has no whole-word token for (a spelling
+/// it guessed for a name it did not know, like "Sersha" for Saoirse).
+pub const UNKNOWN_WORD_THRESHOLD: f32 = 0.3;
+/// Added to the distance for each function word of the span the form does not say.
+pub const FUNCTION_WORD_PENALTY: f32 = 0.1;
+/// Highest normalised phonetic distance at which a span makes a term relevant
+/// ([`Corrector::relevant_terms`]).
+pub const RELEVANCE_THRESHOLD: f32 = 0.35;
+/// Keys with fewer phones than this are never relevant by sound alone.
+pub const MIN_RELEVANCE_KEY_LEN: usize = 3;
+/// Keys with fewer phones than this only match exactly.
+pub const MIN_FUZZY_KEY_LEN: usize = 4;
+
+/// Function words: glue that rarely belongs to a term.
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by",
+    "from", "is", "are", "was", "were", "be", "been", "it", "its", "it's", "this", "that", "these",
+    "those", "as", "we", "you", "he", "she", "they", "i", "me", "my", "our", "your", "his", "her",
+    "their", "not", "no", "so", "if", "then", "than", "do", "does", "did", "will", "would", "can",
+    "could", "should", "there", "here", "what", "which", "who", "up", "out", "about", "into",
+    "over", "just", "all", "some", "any",
+];
+
+/// One replacement made in a transcript.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Replacement {
+    /// The replaced text, as the engine wrote it.
+    pub original: String,
+    /// The term written in its place.
+    pub term: String,
+    /// The match cost (0 for an exact match).
+    pub cost: f32,
+}
+
+/// A corrected transcript and what was changed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Correction {
+    /// The transcript with the replacements made.
+    pub text: String,
+    /// The replacements, in text order.
+    pub replacements: Vec<Replacement>,
+}
+
+/// Corrects transcripts towards the terms of one request; build it once per request.
+#[derive(Debug, Clone)]
+pub struct Corrector {
+    terms: Vec<TermEntry>,
+    forms: Vec<FormEntry>,
+    /// Forms by the class of their first phone.
+    buckets: HashMap<u8, Vec<usize>>,
+}
+
+#[derive(Debug, Clone)]
+struct TermEntry {
+    text: String,
+    /// The letters of the written term (folded), for case-only fixes.
+    letters: Vec<u8>,
+    /// One ordinary word (a name or a lowercase word, letters only).
+    plain_word: bool,
+}
+
+#[derive(Debug, Clone)]
+struct FormEntry {
+    term: usize,
+    words: Vec<String>,
+    key: Vec<u8>,
+    profile: ConsonantProfile,
+    letters: Vec<u8>,
+}
+
+/// One transcript word with its outer punctuation split off.
+#[derive(Debug)]
+struct Token<'a> {
+    /// Byte range of the core (without outer punctuation) in the transcript.
+    core_start: usize,
+    core_end: usize,
+    core: &'a str,
+    words: Vec<String>,
+    /// The phonetic key and folded letters of `words`.
+    key: Vec<u8>,
+    letters: Vec<u8>,
+    /// Punctuation after the core ends a span.
+    breaks_after: bool,
+    common: bool,
+}
+
+/// The spoken words of a span of tokens, with their key and letters.
+#[derive(Debug, Default)]
+struct Span {
+    words: Vec<String>,
+    key: Vec<u8>,
+    letters: Vec<u8>,
+}
+
+/// What a span is matched for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MatchMode {
+    /// Correction, with every guard; phonetic matching only in English.
+    Correct {
+        /// The transcript is English (or of unknown language).
+        english: bool,
+    },
+    /// Loose matching that decides which terms to prompt for.
+    Relevance,
+}
+
+/// A possible replacement of tokens `start..end` by term `term`.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    start: usize,
+    end: usize,
+    term: usize,
+    cost: f32,
+}
+
+impl Corrector {
+    /// Indexes the spoken forms of `terms`.
+    #[must_use]
+    pub fn new(terms: &ContextTerms) -> Self {
+        let mut entries = Vec::with_capacity(terms.len());
+        let mut forms = Vec::new();
+        let mut buckets: HashMap<u8, Vec<usize>> = HashMap::new();
+        for (index, term) in terms.terms().iter().enumerate() {
+            let plain_word = matches!(term.kind(), TermKind::Name | TermKind::Word)
+                && term.text().chars().all(char::is_alphabetic);
+            entries.push(TermEntry {
+                text: term.text().to_owned(),
+                letters: folded_letters(term.text()),
+                plain_word,
+            });
+            for form in term.spoken_forms() {
+                let key = phonetic_key(&form.words);
+                let Some(&first) = key.first() else {
+                    continue;
+                };
+                let letters = form.words.iter().flat_map(|w| folded_letters(w)).collect();
+                buckets.entry(bucket(first)).or_default().push(forms.len());
+                forms.push(FormEntry {
+                    term: index,
+                    words: form.words.clone(),
+                    profile: ConsonantProfile::of(&key),
+                    key,
+                    letters,
+                });
+            }
+        }
+        Corrector {
+            terms: entries,
+            forms,
+            buckets,
+        }
+    }
+
+    /// Replaces the spans of `text` that sound like a term by the term. `language` is
+    /// the transcript's language (`None`: unknown, treated as English).
+    #[must_use]
+    pub fn correct(&self, text: &str, language: Option<Language>) -> Correction {
+        if self.forms.is_empty() || text.is_empty() {
+            return Correction {
+                text: text.to_owned(),
+                replacements: Vec::new(),
+            };
+        }
+        let english = language.is_none_or(|l| l.code() == "en");
+        let (unglued, mut replacements) = if english {
+            self.split_glued_terms(text)
+        } else {
+            (text.to_owned(), Vec::new())
+        };
+        let mut corrected = self.correct_spans(&unglued, language);
+        replacements.append(&mut corrected.replacements);
+        corrected.replacements = replacements;
+        corrected
+    }
+
+    /// Whisper sometimes glues a prompted term to the word next to it ("Pingaditya",
+    /// "Prismaschema", "OpenDocker-compose.yml"). A word that is not itself a common
+    /// word, and whose letters are a term's letters (ignoring case and symbols) plus a
+    /// common word before or after, is split in two, the term written exactly.
+    fn split_glued_terms(&self, text: &str) -> (String, Vec<Replacement>) {
+        let mut out = String::with_capacity(text.len() + 8);
+        let mut replacements = Vec::new();
+        let mut last = 0;
+        for token in tokenize(text) {
+            let core = token.core;
+            if core.chars().count() < 6 || is_word_or_derived_word(core) {
+                continue;
+            }
+            let letters = folded_letters(core);
+            let best = self
+                .terms
+                .iter()
+                .filter(|term| term.letters.len() >= 4 && term.letters.len() + 2 <= letters.len())
+                .filter_map(|term| {
+                    let rest = letters.len() - term.letters.len();
+                    if letters.ends_with(&term.letters) {
+                        let split = byte_after_letters(core, rest)?;
+                        let before = &core[..split];
+                        is_glue_word(before).then(|| (term, format!("{before} {}", term.text)))
+                    } else if letters.starts_with(&term.letters) {
+                        let split = byte_after_letters(core, term.letters.len())?;
+                        let after = &core[split..];
+                        is_glue_word(after).then(|| (term, format!("{} {after}", term.text)))
+                    } else {
+                        None
+                    }
+                })
+                .max_by_key(|(term, _)| term.letters.len());
+            if let Some((term, replacement)) = best {
+                out.push_str(&text[last..token.core_start]);
+                out.push_str(&replacement);
+                last = token.core_end;
+                replacements.push(Replacement {
+                    original: core.to_owned(),
+                    term: term.text.clone(),
+                    cost: 0.0,
+                });
+            }
+        }
+        out.push_str(&text[last..]);
+        (out, replacements)
+    }
+
+    /// The span-matching pass (see the module documentation).
+    fn correct_spans(&self, text: &str, language: Option<Language>) -> Correction {
+        let unchanged = || Correction {
+            text: text.to_owned(),
+            replacements: Vec::new(),
+        };
+        let english = language.is_none_or(|l| l.code() == "en");
+        let tokens = tokenize(text);
+        let protected = self.already_written(&tokens, text);
+        let mode = MatchMode::Correct { english };
+        let candidates = self.candidates(&tokens, mode);
+        let chosen = choose(candidates, &protected, &tokens, &self.terms);
+        if chosen.is_empty() {
+            return unchanged();
+        }
+        let mut out = String::with_capacity(text.len() + 16);
+        let mut replacements = Vec::with_capacity(chosen.len());
+        let mut last = 0;
+        for candidate in chosen {
+            let (from, to) = (
+                tokens[candidate.start].core_start,
+                tokens[candidate.end - 1].core_end,
+            );
+            let term = &self.terms[candidate.term].text;
+            out.push_str(&text[last..from]);
+            out.push_str(term);
+            replacements.push(Replacement {
+                original: text[from..to].to_owned(),
+                term: term.clone(),
+                cost: candidate.cost,
+            });
+            last = to;
+        }
+        out.push_str(&text[last..]);
+        Correction {
+            text: out,
+            replacements,
+        }
+    }
+
+    /// Every span of `tokens` that matches a term in `mode`.
+    fn candidates(&self, tokens: &[Token<'_>], mode: MatchMode) -> Vec<Candidate> {
+        let mut candidates = Vec::new();
+        for start in 0..tokens.len() {
+            if tokens[start].words.is_empty() {
+                continue;
+            }
+            let mut span = Span::default();
+            for end in start + 1..=(start + MAX_SPAN_WORDS).min(tokens.len()) {
+                let token = &tokens[end - 1];
+                if token.words.is_empty() {
+                    break;
+                }
+                span.words.extend(token.words.iter().cloned());
+                // Keys are deduplicated phone runs: a join repeats no phone.
+                let skip =
+                    usize::from(span.key.last().is_some() && span.key.last() == token.key.first());
+                span.key
+                    .extend_from_slice(&token.key[skip.min(token.key.len())..]);
+                span.letters.extend_from_slice(&token.letters);
+                self.match_span(tokens, start, end, &span, mode, &mut candidates);
+                if token.breaks_after {
+                    break;
+                }
+            }
+        }
+        candidates
+    }
+
+    /// The indices (into the [`ContextTerms`] this corrector was built from) of the
+    /// terms that a first, unprompted transcript gives reason to expect: some span
+    /// sounds loosely like them ([`RELEVANCE_THRESHOLD`], any language, no common-word
+    /// guards), or a word contains their letters. A prompt of only these terms helps
+    /// the second decoding without dragging unrelated speech towards a long list.
+    #[must_use]
+    pub fn relevant_terms(&self, text: &str) -> Vec<usize> {
+        let tokens = tokenize(text);
+        let mut relevant: Vec<usize> = self
+            .candidates(&tokens, MatchMode::Relevance)
+            .into_iter()
+            .map(|c| c.term)
+            .collect();
+        for token in &tokens {
+            for (index, term) in self.terms.iter().enumerate() {
+                if term.letters.len() >= 4
+                    && token.letters.len() >= term.letters.len()
+                    && token
+                        .letters
+                        .windows(term.letters.len())
+                        .any(|w| w == term.letters.as_slice())
+                {
+                    relevant.push(index);
+                }
+            }
+        }
+        relevant.sort_unstable();
+        relevant.dedup();
+        relevant
+    }
+
+    /// Marks tokens that already spell a term exactly (so nothing overwrites them).
+    fn already_written(&self, tokens: &[Token<'_>], text: &str) -> Vec<bool> {
+        let mut protected = vec![false; tokens.len()];
+        for start in 0..tokens.len() {
+            for end in start + 1..=(start + MAX_SPAN_WORDS).min(tokens.len()) {
+                let span = &text[tokens[start].core_start..tokens[end - 1].core_end];
+                if self.terms.iter().any(|t| t.text == span) {
+                    protected[start..end].iter_mut().for_each(|p| *p = true);
+                }
+            }
+        }
+        protected
+    }
+
+    fn match_span(
+        &self,
+        tokens: &[Token<'_>],
+        start: usize,
+        end: usize,
+        span_text: &Span,
+        mode: MatchMode,
+        candidates: &mut Vec<Candidate>,
+    ) {
+        let relevance = mode == MatchMode::Relevance;
+        let english = mode == MatchMode::Correct { english: true };
+        let (words, key, letters) = (&span_text.words, &span_text.key, &span_text.letters);
+        let Some(&first) = key.first() else {
+            return;
+        };
+        let Some(bucket_forms) = self.buckets.get(&bucket(first)) else {
+            return;
+        };
+        let profile = ConsonantProfile::of(key);
+        let span = &tokens[start..end];
+        let all_common = span.iter().all(|t| t.common);
+        let single_common = span.len() == 1 && span[0].common;
+        let single_unknown = span.len() == 1 && !span[0].common && span[0].letters.len() >= 4;
+        for &form_index in bucket_forms {
+            let form = &self.forms[form_index];
+            let longest = key.len().max(form.key.len());
+            let term = &self.terms[form.term];
+            if !relevance && single_common && !term.plain_word && &term.letters != letters {
+                // One common word becomes an identifier, acronym or file name only by
+                // casing ("json" -> "JSON"), never by sound ("Jason" is not "JSON").
+                continue;
+            }
+            if &form.letters == letters {
+                candidates.push(Candidate {
+                    start,
+                    end,
+                    term: form.term,
+                    cost: 0.0,
+                });
+                continue;
+            }
+            let min_key_len = if relevance {
+                MIN_RELEVANCE_KEY_LEN
+            } else {
+                MIN_FUZZY_KEY_LEN
+            };
+            if !(english || relevance) || key.len() < min_key_len || form.key.len() < min_key_len {
+                continue;
+            }
+            // Cheapest possible cost of the length difference alone.
+            #[allow(clippy::cast_precision_loss)]
+            let (length_gap, longest_f) =
+                (key.len().abs_diff(form.key.len()) as f32, longest as f32);
+            let threshold = if relevance {
+                RELEVANCE_THRESHOLD
+            } else if single_common {
+                SINGLE_COMMON_WORD_THRESHOLD
+            } else if all_common {
+                COMMON_SPAN_THRESHOLD
+            } else if single_unknown {
+                UNKNOWN_WORD_THRESHOLD
+            } else {
+                MATCH_THRESHOLD
+            };
+            #[allow(clippy::cast_precision_loss)]
+            let penalty = words
+                .iter()
+                .filter(|w| FUNCTION_WORDS.contains(&w.as_str()) && !form.words.contains(w))
+                .count() as f32
+                * if relevance {
+                    0.0
+                } else {
+                    FUNCTION_WORD_PENALTY
+                };
+            let limit = (threshold - penalty) * longest_f;
+            #[allow(clippy::cast_precision_loss)]
+            let profile_gap = profile.difference(&form.profile) as f32 * PROFILE_UNIT_COST;
+            if limit < 0.0 || length_gap * 0.3 > limit + 1e-4 || profile_gap > limit + 1e-4 {
+                continue;
+            }
+            if let Some(distance) = weighted_distance(key, &form.key, limit + 1e-4) {
+                candidates.push(Candidate {
+                    start,
+                    end,
+                    term: form.term,
+                    cost: distance / longest_f + penalty,
+                });
+            }
+        }
+    }
+}
+
+/// The byte offset in `word` just after its first `count` folded letters (`None` when
+/// that falls inside a symbol run that belongs to neither side).
+fn byte_after_letters(word: &str, count: usize) -> Option<usize> {
+    let mut seen = 0;
+    for (index, c) in word.char_indices() {
+        if seen == count {
+            return Some(index);
+        }
+        seen += folded_letters(c.encode_utf8(&mut [0; 4])).len();
+    }
+    (seen == count).then_some(word.len())
+}
+
+/// A word that may be glued to a term: a common word of letters only.
+fn is_glue_word(word: &str) -> bool {
+    word.chars().count() >= 3 && word.chars().all(char::is_alphabetic) && is_common_word(word)
+}
+
+/// A common word, or one made of a common prefix and a common word ("redistribute",
+/// "unwrap", "overfit"): such a word is never split into a term and a word.
+fn is_word_or_derived_word(word: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "re", "un", "dis", "pre", "in", "im", "over", "under", "sub", "inter", "non", "mis", "out",
+        "de", "co", "anti", "multi", "super",
+    ];
+    let lower = word.to_lowercase();
+    is_common_word(&lower)
+        || PREFIXES.iter().any(|prefix| {
+            lower
+                .strip_prefix(prefix)
+                .is_some_and(|rest| rest.chars().count() >= 4 && is_common_word(rest))
+        })
+}
+
+/// Picks the best non-overlapping candidates: lowest cost, then most words, then the
+/// higher-ranked term; skips spans that already spell a term and no-op replacements.
+fn choose(
+    mut candidates: Vec<Candidate>,
+    protected: &[bool],
+    tokens: &[Token<'_>],
+    terms: &[TermEntry],
+) -> Vec<Candidate> {
+    candidates.sort_by(|a, b| {
+        a.cost
+            .total_cmp(&b.cost)
+            .then((b.end - b.start).cmp(&(a.end - a.start)))
+            .then(a.term.cmp(&b.term))
+            .then(a.start.cmp(&b.start))
+    });
+    let mut taken = protected.to_vec();
+    let mut chosen: Vec<Candidate> = Vec::new();
+    for candidate in candidates {
+        let range = candidate.start..candidate.end;
+        if taken[range.clone()].iter().any(|&t| t) {
+            continue;
+        }
+        let single_core =
+            (candidate.end - candidate.start == 1).then(|| tokens[candidate.start].core);
+        if single_core == Some(terms[candidate.term].text.as_str()) {
+            continue;
+        }
+        taken[range].iter_mut().for_each(|t| *t = true);
+        chosen.push(candidate);
+    }
+    chosen.sort_by_key(|c| c.start);
+    chosen
+}
+
+/// The class of a first phone: voicing and place variants share a bucket, vowels and
+/// the weak `h`, `w`, `y` share one.
+fn bucket(phone: u8) -> u8 {
+    match phone {
+        b'p' | b'b' => b'p',
+        b't' | b'd' | b'T' => b't',
+        b'k' | b'g' => b'k',
+        b'f' | b'v' => b'f',
+        b's' | b'z' | b'S' | b'Z' => b's',
+        b'C' | b'J' => b'C',
+        b'm' | b'n' | b'N' => b'm',
+        b'h' | b'w' | b'y' => b'a',
+        vowel if is_vowel_phone(vowel) => b'a',
+        other => other,
+    }
+}
+
+/// Punctuation that may open a word.
+fn is_leading_punctuation(c: char) -> bool {
+    matches!(
+        c,
+        '"' | '\'' | '(' | '[' | '{' | '¿' | '¡' | '«' | '\u{201c}' | '\u{2018}'
+    )
+}
+
+/// Punctuation that may close a word.
+fn is_trailing_punctuation(c: char) -> bool {
+    matches!(
+        c,
+        '.' | ','
+            | '!'
+            | '?'
+            | ';'
+            | ':'
+            | '"'
+            | '\''
+            | ')'
+            | ']'
+            | '}'
+            | '»'
+            | '…'
+            | '\u{201d}'
+            | '\u{2019}'
+    )
+}
+
+/// Splits a transcript into words with their outer punctuation (and a possessive
+/// `'s`) split off.
+fn tokenize(text: &str) -> Vec<Token<'_>> {
+    let mut tokens = Vec::new();
+    let mut offset = 0;
+    for raw in text.split_inclusive(char::is_whitespace) {
+        let word_start = offset;
+        offset += raw.len();
+        let word = raw.trim_end();
+        if word.is_empty() {
+            continue;
+        }
+        let leading = word.len() - word.trim_start_matches(is_leading_punctuation).len();
+        let inner = &word[leading..];
+        let mut core = inner.trim_end_matches(is_trailing_punctuation);
+        for suffix in ["'s", "\u{2019}s"] {
+            if let Some(stem) = core.strip_suffix(suffix)
+                && stem.chars().count() >= 2
+            {
+                core = stem;
+            }
+        }
+        let core_start = word_start + leading;
+        let core_end = core_start + core.len();
+        let trailing = &word[leading + core.len()..];
+        let breaks_after = trailing
+            .chars()
+            .any(|c| matches!(c, '.' | ',' | '!' | '?' | ';' | ':' | '…'));
+        let words = if core.is_empty() {
+            Vec::new()
+        } else {
+            transcript_words(core)
+        };
+        let common = core.chars().all(char::is_alphabetic) && is_common_word(core);
+        let key = phonetic_key(&words);
+        let letters = words.iter().flat_map(|w| folded_letters(w)).collect();
+        tokens.push(Token {
+            core_start,
+            core_end,
+            core,
+            words,
+            key,
+            letters,
+            breaks_after,
+            common,
+        });
+    }
+    tokens
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{Dictionary, Message};
+
+    fn corrector(dictionary: &[&str], messages: &[&str]) -> Corrector {
+        let dictionary = Dictionary::from_terms(dictionary).expect("valid");
+        let messages: Vec<Message> = messages.iter().map(|m| Message::user(*m)).collect();
+        Corrector::new(&ContextTerms::from_context(&messages, &dictionary))
+    }
+
+    fn fix(c: &Corrector, text: &str) -> String {
+        c.correct(text, None).text
+    }
+
+    #[test]
+    fn spoken_identifiers_and_files_become_written() {
+        let c = corrector(&["README.md", "parse_config_file", "getUserById"], &[]);
+        assert_eq!(fix(&c, "Open read me dot md now."), "Open README.md now.");
+        assert_eq!(
+            fix(&c, "Call parse config file."),
+            "Call parse_config_file."
+        );
+        assert_eq!(
+            fix(&c, "and call get user by I.D."),
+            "and call getUserById."
+        );
+    }
+
+    #[test]
+    fn sound_alike_spellings_are_fixed() {
+        let c = corrector(&["NumPy", "webpack", "Airflow", "Redis"], &[]);
+        assert_eq!(
+            fix(&c, "Use numb pie to vectorize."),
+            "Use NumPy to vectorize."
+        );
+        assert_eq!(fix(&c, "because web pack cannot"), "because webpack cannot");
+        assert_eq!(fix(&c, "from air flow to"), "from Airflow to");
+        assert_eq!(fix(&c, "The redis cache"), "The Redis cache");
+    }
+
+    #[test]
+    fn ordinary_words_are_not_turned_into_terms() {
+        let c = corrector(&["JSON", "nginx", "webpack", "NumPy", "PyTorch"], &[]);
+        for text in [
+            "Jason said the engine makes a web page.",
+            "Let's review the numbers again on Monday.",
+            "",
+        ] {
+            assert_eq!(fix(&c, text), text);
+        }
+    }
+
+    #[test]
+    fn case_and_punctuation_outside_matches_are_kept() {
+        let c = corrector(&["Sentry"], &[]);
+        assert_eq!(
+            fix(&c, "We log to sentry, and PAGE through it!"),
+            "We log to Sentry, and PAGE through it!"
+        );
+        assert_eq!(fix(&c, "(sentry's) fine"), "(Sentry's) fine");
+    }
+
+    #[test]
+    fn terms_glued_to_a_word_are_split_off() {
+        let c = corrector(&["Aditya", "Prisma", "docker-compose.yml", "Redis"], &[]);
+        assert_eq!(fix(&c, "Pingaditya and"), "Ping Aditya and");
+        assert_eq!(fix(&c, "The Prismaschema is"), "The Prisma schema is");
+        assert_eq!(
+            fix(&c, "OpenDocker-compose.yml and"),
+            "Open docker-compose.yml and"
+        );
+        // A common word that starts like a term is not split.
+        assert_eq!(fix(&c, "redistribute it"), "redistribute it");
+    }
+
+    #[test]
+    fn a_guessed_spelling_of_a_name_becomes_the_name() {
+        let c = corrector(&["Saoirse", "Tadhg", "Caoimhe"], &[]);
+        // "Sersha" is no word: Whisper guessed how to spell a name it heard.
+        assert_eq!(
+            fix(&c, "Send it to Sersha and Tadhg."),
+            "Send it to Saoirse and Tadhg."
+        );
+        // A real word that sounds about as close stays.
+        assert_eq!(fix(&c, "Send it to Sasha."), "Send it to Sasha.");
+        // An unknown word that sounds unlike every term stays.
+        assert_eq!(fix(&c, "Send it to Zbigniew."), "Send it to Zbigniew.");
+    }
+
+    #[test]
+    fn relevance_is_loose_but_not_indiscriminate() {
+        let c = corrector(&["Saoirse", "Tadhg", "Caoimhe", "Kubernetes"], &[]);
+        let relevant = c.relevant_terms("Send the contract to SERSHA and tag before lunch.");
+        assert_eq!(relevant, [0, 1]);
+        assert!(c.relevant_terms("The quarterly report is due.").is_empty());
+    }
+
+    #[test]
+    fn common_word_may_become_a_plain_word_term_with_the_same_sound() {
+        let c = corrector(&[], &["Rust service uses tokio and axum."]);
+        assert_eq!(fix(&c, "the Tokyo runtime"), "the tokio runtime");
+    }
+
+    #[test]
+    fn other_languages_get_exact_matches_only() {
+        let c = corrector(&["Kubernetes", "Postgres"], &[]);
+        let german = Language::from_code("de").expect("known");
+        assert_eq!(
+            c.correct("auf kubernetes im Rechenzentrum", Some(german))
+                .text,
+            "auf Kubernetes im Rechenzentrum"
+        );
+        assert_eq!(
+            c.correct("vers Postgresse.", Some(german)).text,
+            "vers Postgresse."
+        );
+    }
+
+    #[test]
+    fn thousand_terms_stay_fast() {
+        // Made-up names from syllables the sentence does not have.
+        let syllables = ["zor", "quix", "vel", "thrun", "yop", "gaz", "blick", "murf"];
+        let terms: Vec<String> = (0..1000)
+            .map(|i| {
+                let s = |k: usize| syllables[(i / k) % syllables.len()];
+                format!("{}{}{}{}", s(1), s(8), s(64), i % 7)
+            })
+            .collect();
+        let refs: Vec<&str> = terms.iter().map(String::as_str).collect();
+        let text = "The quick brown fox jumps over the lazy dog while the engineers deploy \
+                    the new build on Kubernetes and watch the dashboards in Grafana until \
+                    the error rate drops below one percent again";
+        // Mining, spoken forms, indexing and correcting: everything a request pays.
+        let started = std::time::Instant::now();
+        let c = corrector(&refs, &[]);
+        let indexed = started.elapsed();
+        let out = fix(&c, text);
+        let elapsed = started.elapsed();
+        eprintln!("index {indexed:?}");
+        assert_eq!(out, text);
+        assert_eq!(c.terms.len(), 1000);
+        // Well under 50 ms in release builds on an idle core; debug builds are slower.
+        assert!(elapsed.as_millis() < 500, "{elapsed:?}");
+        eprintln!(
+            "1000 terms, {} words: {elapsed:?}",
+            text.split_whitespace().count()
+        );
+    }
+}
