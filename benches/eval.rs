@@ -2,17 +2,40 @@
 //!
 //! ```text
 //! cargo bench --bench eval -- real [--model PATH] [--threads N] [--beam N] [--runs N]
+//! cargo bench --bench eval -- context [--layers prompt,correction] [--beam N]
+//! cargo bench --bench eval -- context-ablation [--beam N]
+//! cargo bench --bench eval -- real-irrelevant [--layers ...] [--beam N]
 //! ```
 //! `real`: every clip of ../shared/eval/real (converted to supported containers by
 //! scripts/prepare-eval.sh): latency and real-time factor per clip, jfk's median latency
 //! over `--runs` runs, and the WER per language from ../shared/eval/score.py.
+//!
+//! `context`: the dictation cases of ../shared/eval/context with their messages and
+//! dictionary, through the context layers named by `--layers` (`all`, `none`, or a
+//! comma list of `prompt`, `correction`, `biasing`; default all); term_recall,
+//! false_insertions and WER from score.py, hypotheses in target/bench/.
+//! `context-ablation`: the same for no context, each layer alone and both
+//! (`--reuse-baseline` takes the no-context decoding from target/bench/).
+//!
+//! `recorrect HYPS`: no model; applies the correction layer to the hypotheses of an
+//! earlier `context` run (e.g. target/bench/context-prompt-hyps.jsonl) and scores them,
+//! to work on correction without decoding again.
+//!
+//! `real-irrelevant`: the real clips without context, then with an irrelevant context
+//! (another clip's 100-word LibriSpeech biasing list, minus this clip's reference words,
+//! and unrelated messages): the WER of both, which should not differ.
+//! `--reuse-baseline` takes the no-context pass from target/bench/ (context layers do
+//! not change it).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use ctxscribe::{ContextTranscriber, Decoding, Dictionary, Languages};
+use ctxscribe::context::{ContextLayers, parse_languages, parse_messages};
+use ctxscribe::{
+    ContextTranscriber, ContextTranscriberBuilder, Decoding, Dictionary, Languages, Message,
+};
 
 struct Options {
     mode: String,
@@ -20,6 +43,51 @@ struct Options {
     threads: Option<usize>,
     beam: Option<u8>,
     runs: usize,
+    layers: ContextLayers,
+    /// `real-irrelevant`: take the no-context pass from an earlier run's hypotheses.
+    reuse_baseline: bool,
+}
+
+/// `all`, `none`, or a comma list of `prompt`, `correction`, `biasing`.
+fn parse_layers(text: &str) -> Result<ContextLayers, String> {
+    match text {
+        "all" => return Ok(ContextLayers::ALL),
+        "none" | "" => return Ok(ContextLayers::NONE),
+        _ => {}
+    }
+    let mut layers = ContextLayers::NONE;
+    for name in text.split(',').map(str::trim) {
+        match name {
+            "prompt" => layers.prompt = true,
+            "correction" => layers.correction = true,
+            "biasing" => layers.biasing = true,
+            other => {
+                return Err(format!(
+                    "unknown layer {other} (prompt, correction, biasing)"
+                ));
+            }
+        }
+    }
+    Ok(layers)
+}
+
+/// A short name of a layer set, for tables and file names.
+fn layers_name(layers: ContextLayers) -> String {
+    let mut names = Vec::new();
+    if layers.prompt {
+        names.push("prompt");
+    }
+    if layers.correction {
+        names.push("correction");
+    }
+    if layers.biasing {
+        names.push("biasing");
+    }
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join("+")
+    }
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -29,6 +97,8 @@ fn parse_options() -> Result<Options, String> {
         threads: None,
         beam: None,
         runs: 5,
+        layers: ContextLayers::ALL,
+        reuse_baseline: false,
     };
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     while let Some(arg) = args.next() {
@@ -40,6 +110,9 @@ fn parse_options() -> Result<Options, String> {
             }
             "--beam" => options.beam = Some(value("--beam")?.parse().map_err(|e| format!("{e}"))?),
             "--runs" => options.runs = value("--runs")?.parse().map_err(|e| format!("{e}"))?,
+            "--layers" => options.layers = parse_layers(&value("--layers")?)?,
+            "--reuse-baseline" => options.reuse_baseline = true,
+            "recorrect" => options.mode = format!("recorrect={}", value("recorrect")?),
             mode if !mode.starts_with('-') => options.mode = mode.to_owned(),
             other => return Err(format!("unknown option {other}")),
         }
@@ -59,35 +132,487 @@ fn main() {
     let shared = std::env::var_os("CTXSCRIBE_SHARED")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("../shared"));
-    let mut builder = ContextTranscriber::builder();
-    if let Some(model) = &options.model {
-        builder = builder.with_model_path(model);
+    let base_builder = {
+        let mut builder = ContextTranscriber::builder();
+        if let Some(model) = &options.model {
+            builder = builder.with_model_path(model);
+        }
+        if let Some(threads) = options.threads {
+            builder = builder.with_threads(threads);
+        }
+        if let Some(beam) = options.beam {
+            builder = builder.with_decoding(Decoding::BeamSearch { beam_size: beam });
+        }
+        builder
+    };
+    let load = |layers: ContextLayers| load_transcriber(base_builder.clone(), layers);
+    if let Some(hyps) = options.mode.strip_prefix("recorrect=") {
+        if let Some(summary) = recorrect(Path::new(hyps), &root, &shared, true) {
+            println!("{summary}");
+        }
+        return;
     }
-    if let Some(threads) = options.threads {
-        builder = builder.with_threads(threads);
+    match options.mode.as_str() {
+        "real" => bench_real(&load(options.layers), &root, &shared, options.runs),
+        "context" => {
+            let summary =
+                bench_context(&load(options.layers), options.layers, &root, &shared, true);
+            println!("{}", summary.unwrap_or_default());
+        }
+        "context-ablation" => {
+            // With the prompt off, correction is a pure function of the decoded text: the
+            // unprompted decoding is scored without and with it. With the prompt on, the
+            // second pass is chosen with the correction layer, so both are decoded.
+            let none = ContextLayers::NONE;
+            let prompt = ContextLayers {
+                prompt: true,
+                ..none
+            };
+            let prompt_correction = ContextLayers {
+                correction: true,
+                ..prompt
+            };
+            let biasing = ContextLayers {
+                biasing: true,
+                ..none
+            };
+            let biasing_correction = ContextLayers {
+                correction: true,
+                ..biasing
+            };
+            let mut rows = Vec::new();
+            let none_hyps = root.join("target/bench/context-none-hyps.jsonl");
+            if options.reuse_baseline && none_hyps.is_file() {
+                let raw = recorrect_with(&none_hyps, &root, &shared, false, false);
+                rows.push(format!(
+                    "{:<22} {} (reused)",
+                    "none",
+                    raw.unwrap_or_default()
+                ));
+            } else {
+                let started = Instant::now();
+                let raw = bench_context(&load(none), none, &root, &shared, false);
+                let secs = started.elapsed().as_secs_f64();
+                rows.push(format!(
+                    "{:<22} {} ({secs:.0} s)",
+                    "none",
+                    raw.unwrap_or_default()
+                ));
+            }
+            let corrected = recorrect(&none_hyps, &root, &shared, false);
+            rows.push(format!(
+                "{:<22} {}",
+                "correction",
+                corrected.unwrap_or_default()
+            ));
+            println!("{}\n{}", rows[0], rows[1]);
+            for layers in [
+                prompt,
+                biasing,
+                prompt_correction,
+                biasing_correction,
+                ContextLayers::ALL,
+            ] {
+                let started = Instant::now();
+                let summary = bench_context(&load(layers), layers, &root, &shared, false);
+                let secs = started.elapsed().as_secs_f64();
+                let row = format!(
+                    "{:<22} {} ({secs:.0} s)",
+                    layers_name(layers),
+                    summary.unwrap_or_default()
+                );
+                println!("{row}");
+                rows.push(row);
+            }
+            let decoding = options
+                .beam
+                .map_or("greedy".to_owned(), |b| format!("beam {b}"));
+            println!("\nablation ({decoding}):");
+            for row in rows {
+                println!("{row}");
+            }
+        }
+        "real-irrelevant" => bench_real_irrelevant(
+            &load(options.layers),
+            &root,
+            &shared,
+            options.reuse_baseline,
+        ),
+        other => {
+            eprintln!(
+                "eval: unknown mode {other} (expected: real, context, context-ablation, real-irrelevant)"
+            );
+            std::process::exit(2);
+        }
     }
-    if let Some(beam) = options.beam {
-        builder = builder.with_decoding(Decoding::BeamSearch { beam_size: beam });
-    }
+}
+
+fn load_transcriber(
+    builder: ContextTranscriberBuilder,
+    layers: ContextLayers,
+) -> ContextTranscriber {
     let load_started = Instant::now();
-    let transcriber = match builder.build() {
-        Ok(t) => t,
+    match builder.with_context_layers(layers).build() {
+        Ok(t) => {
+            println!(
+                "model loaded in {:.2} s (layers: {})",
+                load_started.elapsed().as_secs_f64(),
+                layers_name(layers)
+            );
+            t
+        }
         Err(e) => {
             eprintln!("eval: {e}");
             std::process::exit(1);
         }
+    }
+}
+
+/// One case of ../shared/eval/context/cases.jsonl, as the request fields.
+struct ContextCase {
+    id: String,
+    messages: Vec<Message>,
+    languages: Languages,
+    dictionary: Dictionary,
+}
+
+fn read_context_cases(path: &Path) -> Result<Vec<ContextCase>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut cases = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+        let field = |name: &str| value.get(name).map(ToString::to_string).unwrap_or_default();
+        let id = value["id"].as_str().unwrap_or_default().to_owned();
+        let messages = parse_messages(&field("messages")).map_err(|e| format!("{id}: {e}"))?;
+        let languages = parse_languages(&field("languages")).map_err(|e| format!("{id}: {e}"))?;
+        let terms: Vec<String> = value
+            .get("dictionary")
+            .and_then(|d| d.as_array())
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|t| t.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let dictionary = Dictionary::from_terms(terms).map_err(|e| format!("{id}: {e}"))?;
+        cases.push(ContextCase {
+            id,
+            messages,
+            languages,
+            dictionary,
+        });
+    }
+    Ok(cases)
+}
+
+/// Runs the context dev set through `transcriber`; returns score.py's summary line.
+fn bench_context(
+    transcriber: &ContextTranscriber,
+    layers: ContextLayers,
+    root: &Path,
+    shared: &Path,
+    verbose: bool,
+) -> Option<String> {
+    let dir = shared.join("eval/context");
+    let cases_path = dir.join("cases.jsonl");
+    let cases = match read_context_cases(&cases_path) {
+        Ok(cases) => cases,
+        Err(e) => {
+            eprintln!("eval: {e}");
+            return None;
+        }
     };
-    println!(
-        "model loaded in {:.2} s",
-        load_started.elapsed().as_secs_f64()
-    );
-    match options.mode.as_str() {
-        "real" => bench_real(&transcriber, &root, &shared, options.runs),
-        other => {
-            eprintln!("eval: unknown mode {other} (expected: real)");
-            std::process::exit(2);
+    let out_dir = root.join("target/bench");
+    let _ = std::fs::create_dir_all(&out_dir);
+    let hyps_path = out_dir.join(format!("context-{}-hyps.jsonl", layers_name(layers)));
+    let mut hyps = Vec::new();
+    let (mut total_time, mut slowest) = (0.0f64, 0.0f64);
+    // `CTXSCRIBE_EVAL_ONLY=d05,d18` runs only those cases (to look at them closely).
+    let only: Option<Vec<String>> = std::env::var("CTXSCRIBE_EVAL_ONLY")
+        .ok()
+        .map(|ids| ids.split(',').map(str::to_owned).collect());
+    for case in cases {
+        if only.as_ref().is_some_and(|ids| !ids.contains(&case.id)) {
+            continue;
+        }
+        let audio_path = dir.join(format!("audio/{}.wav", case.id));
+        let bytes = std::fs::read(&audio_path).unwrap_or_default();
+        let started = Instant::now();
+        let result = transcriber.transcribe_blocking(
+            bytes.into(),
+            case.messages,
+            case.languages,
+            case.dictionary,
+        );
+        let elapsed = started.elapsed().as_secs_f64();
+        total_time += elapsed;
+        slowest = slowest.max(elapsed);
+        let (text, language) = match result {
+            Ok(t) => (t.text, t.language.map(|l| l.code())),
+            Err(e) => {
+                eprintln!("eval: {}: {e}", case.id);
+                (String::new(), None)
+            }
+        };
+        hyps.push(
+            serde_json::json!({ "id": case.id, "text": text, "language": language }).to_string(),
+        );
+    }
+    if let Err(e) = std::fs::write(&hyps_path, hyps.join("\n") + "\n") {
+        eprintln!("eval: cannot write {}: {e}", hyps_path.display());
+        return None;
+    }
+    let output = Command::new("python3")
+        .arg(shared.join("eval/score.py"))
+        .arg("context")
+        .arg(&cases_path)
+        .arg(&hyps_path)
+        .output();
+    let output = match output {
+        Ok(output) => String::from_utf8_lossy(&output.stdout).into_owned(),
+        Err(e) => {
+            eprintln!("eval: cannot run score.py: {e}");
+            return None;
+        }
+    };
+    if verbose {
+        for line in output.lines() {
+            println!("{line}");
+        }
+        println!("written: {}", hyps_path.display());
+    }
+    let summary = output
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_start_matches("summary: ");
+    #[allow(clippy::cast_precision_loss)]
+    let mean = total_time / hyps.len().max(1) as f64;
+    Some(format!("{summary} time/case={mean:.2}s max={slowest:.2}s"))
+}
+
+/// Applies the correction layer to the hypotheses in `hyps_path` (with the language
+/// each was decoded in) and scores them; returns score.py's summary and the time taken.
+fn recorrect(hyps_path: &Path, root: &Path, shared: &Path, verbose: bool) -> Option<String> {
+    recorrect_with(hyps_path, root, shared, verbose, true)
+}
+
+/// [`recorrect`], or with `correct` false only the scoring of the hypotheses as they are.
+fn recorrect_with(
+    hyps_path: &Path,
+    root: &Path,
+    shared: &Path,
+    verbose: bool,
+    correct: bool,
+) -> Option<String> {
+    let cases_path = shared.join("eval/context/cases.jsonl");
+    let cases = match read_context_cases(&cases_path) {
+        Ok(cases) => cases,
+        Err(e) => {
+            eprintln!("eval: {e}");
+            return None;
+        }
+    };
+    let hyps_text = std::fs::read_to_string(hyps_path).unwrap_or_default();
+    let mut hyps: std::collections::HashMap<String, (String, Option<String>)> = Default::default();
+    for line in hyps_text.lines().filter(|l| !l.trim().is_empty()) {
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(line) {
+            let field = |name: &str| value[name].as_str().map(str::to_owned);
+            hyps.insert(
+                field("id").unwrap_or_default(),
+                (field("text").unwrap_or_default(), field("language")),
+            );
         }
     }
+    let mut lines = Vec::new();
+    let started = Instant::now();
+    for case in &cases {
+        let (text, language) = hyps.get(&case.id).cloned().unwrap_or_default();
+        let language = language.and_then(|code| ctxscribe::Language::from_code(&code).ok());
+        let terms =
+            ctxscribe::context::ContextTerms::from_context(&case.messages, &case.dictionary);
+        let corrected = if correct {
+            ctxscribe::correction::Corrector::new(&terms).correct(&text, language)
+        } else {
+            ctxscribe::correction::Correction {
+                text,
+                replacements: Vec::new(),
+            }
+        };
+        for replacement in corrected.replacements.iter().filter(|_| verbose) {
+            println!(
+                "{}: {:?} -> {:?} (cost {:.3})",
+                case.id, replacement.original, replacement.term, replacement.cost
+            );
+        }
+        lines.push(serde_json::json!({ "id": case.id, "text": corrected.text }).to_string());
+    }
+    let correction_ms = started.elapsed().as_secs_f64() * 1e3;
+    let out_path = root.join("target/bench/recorrected-hyps.jsonl");
+    let _ = std::fs::write(&out_path, lines.join("\n") + "\n");
+    let output = Command::new("python3")
+        .arg(shared.join("eval/score.py"))
+        .arg("context")
+        .arg(&cases_path)
+        .arg(&out_path)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    if verbose {
+        print!("{output}");
+    }
+    let summary = output
+        .lines()
+        .last()?
+        .trim_start_matches("summary: ")
+        .to_owned();
+    Some(format!(
+        "{summary} correction={correction_ms:.1}ms/{} cases",
+        cases.len()
+    ))
+}
+
+/// Unrelated chat context sent with every real clip in `real-irrelevant`.
+const IRRELEVANT_MESSAGES: &[&str] = &[
+    "The user dictates notes about the code they are editing.",
+    "Editing billing_worker.py and invoice_export.ts; see docker-compose.yml. \
+     Functions: computeLateFees, syncLedgerBatch. Stack: Kubernetes, Grafana, PagerDuty, \
+     PostgreSQL, Redis.",
+];
+
+/// Real clips with no context and with an irrelevant one; prints both WERs.
+fn bench_real_irrelevant(
+    transcriber: &ContextTranscriber,
+    root: &Path,
+    shared: &Path,
+    reuse_baseline: bool,
+) {
+    let clips_dir = root.join("target/fixtures/real");
+    let status = Command::new("bash")
+        .arg(root.join("scripts/prepare-eval.sh"))
+        .arg(&clips_dir)
+        .status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("eval: scripts/prepare-eval.sh failed");
+        std::process::exit(1);
+    }
+    let manifest_path = shared.join("eval/real/manifest.tsv");
+    let manifest = std::fs::read_to_string(&manifest_path).unwrap_or_default();
+    let lists = biasing_lists(&shared.join("eval/real/librispeech_fbai_subset.tsv"));
+    let out_dir = root.join("target/bench");
+    let _ = std::fs::create_dir_all(&out_dir);
+    let clips: Vec<(String, String)> = manifest
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split('\t').collect();
+            (cols.len() > 4).then(|| (cols[0].to_owned(), cols[4].to_owned()))
+        })
+        .collect();
+    let mut summaries = Vec::new();
+    let baseline_path = out_dir.join("real-no-context-hyps.jsonl");
+    for irrelevant in [false, true] {
+        let mut hyps = Vec::new();
+        let mut changed = Vec::new();
+        let started = Instant::now();
+        let reuse = !irrelevant && reuse_baseline && baseline_path.is_file();
+        for (index, (id, reference)) in clips.iter().enumerate().filter(|_| !reuse) {
+            let (messages, dictionary) = if irrelevant {
+                let reference_words: std::collections::HashSet<String> = reference
+                    .split(|c: char| !c.is_alphanumeric() && c != '\'')
+                    .map(str::to_lowercase)
+                    .collect();
+                // Another clip's list, so that its rare words are not in this clip.
+                let list = lists
+                    .get((index + 1) % lists.len().max(1))
+                    .cloned()
+                    .unwrap_or_default();
+                let terms: Vec<String> = list
+                    .into_iter()
+                    .filter(|t| !reference_words.contains(&t.to_lowercase()))
+                    .collect();
+                (
+                    IRRELEVANT_MESSAGES
+                        .iter()
+                        .map(|m| Message::user(*m))
+                        .collect(),
+                    Dictionary::from_terms(terms).unwrap_or_default(),
+                )
+            } else {
+                (Vec::new(), Dictionary::default())
+            };
+            let bytes = std::fs::read(clips_dir.join(format!("{id}.wav"))).unwrap_or_default();
+            let text = transcriber
+                .transcribe_blocking(bytes.into(), messages, Languages::Auto, dictionary)
+                .map(|t| t.text)
+                .unwrap_or_default();
+            hyps.push((id.clone(), text));
+        }
+        let name = if irrelevant {
+            "irrelevant"
+        } else {
+            "no-context"
+        };
+        let hyps_path = out_dir.join(format!("real-{name}-hyps.jsonl"));
+        let lines: Vec<String> = hyps
+            .iter()
+            .map(|(id, text)| serde_json::json!({ "id": id, "text": text }).to_string())
+            .collect();
+        if !reuse {
+            let _ = std::fs::write(&hyps_path, lines.join("\n") + "\n");
+        }
+        if irrelevant {
+            let baseline = out_dir.join("real-no-context-hyps.jsonl");
+            let before: Vec<String> = std::fs::read_to_string(baseline)
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            for (line, after) in before.iter().zip(&lines) {
+                if line != after {
+                    changed.push(after.clone());
+                }
+            }
+        }
+        let output = Command::new("python3")
+            .arg(shared.join("eval/score.py"))
+            .arg("real")
+            .arg(&manifest_path)
+            .arg(&hyps_path)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        let summary = format!(
+            "{name:<11} {} ({:.0} s)",
+            output.lines().last().unwrap_or_default(),
+            started.elapsed().as_secs_f64()
+        );
+        println!("{summary}");
+        for line in &changed {
+            println!("  changed: {line}");
+        }
+        summaries.push(summary);
+    }
+    for summary in summaries {
+        println!("{summary}");
+    }
+}
+
+/// The `biasing_list_100` column of librispeech_fbai_subset.tsv, one list per row.
+fn biasing_lists(path: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split('\t').collect();
+    let Some(column) = header.iter().position(|h| *h == "biasing_list_100") else {
+        return Vec::new();
+    };
+    lines
+        .filter_map(|line| {
+            let cell = line.split('\t').nth(column)?;
+            serde_json::from_str::<Vec<String>>(cell).ok()
+        })
+        .collect()
 }
 
 fn bench_real(transcriber: &ContextTranscriber, root: &Path, shared: &Path, runs: usize) {

@@ -7,8 +7,10 @@ use std::time::{Duration, Instant};
 
 use crate::audio::{self, AudioLimits, TARGET_SAMPLE_RATE};
 use crate::config;
-use crate::context::{self, Dictionary, Languages, Message};
-use crate::engine::{Decoding, EngineConfig, EngineRequest, WhisperEngine};
+use crate::context::TermOrigin;
+use crate::context::{self, ContextLayers, ContextTerms, Dictionary, Languages, Message};
+use crate::correction::Corrector;
+use crate::engine::{BiasStrength, Decoding, EngineConfig, EngineRequest, TermBias, WhisperEngine};
 use crate::error::{Error, Result};
 use crate::transcript::{StageTimings, Transcript};
 
@@ -16,6 +18,11 @@ use crate::transcript::{StageTimings, Transcript};
 pub const MIN_PCM_SAMPLE_RATE: u32 = 1_000;
 /// Highest PCM sample rate accepted for [`Audio::Pcm`].
 pub const MAX_PCM_SAMPLE_RATE: u32 = 384_000;
+
+/// Biasing weight of a dictionary term (the caller says it matters).
+const DICTIONARY_BIAS_WEIGHT: f32 = 1.0;
+/// Biasing weight of a term mined from the messages (it may not be said).
+const MINED_BIAS_WEIGHT: f32 = 0.8;
 
 /// The audio of one request.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,6 +81,7 @@ struct Inner {
     engine: WhisperEngine,
     limits: AudioLimits,
     timeout: Option<Duration>,
+    layers: ContextLayers,
 }
 
 impl ContextTranscriber {
@@ -117,6 +125,12 @@ impl ContextTranscriber {
 
     /// Like [`ContextTranscriber::transcribe`], on the calling thread; blocks until done.
     ///
+    /// The context goes through the layers switched on with
+    /// [`ContextTranscriberBuilder::with_context_layers`]: the terms of the dictionary and
+    /// those mined from the messages ([`ContextTerms`]); a first, unprompted decoding; a
+    /// second decoding prompted with the terms the first one makes likely, kept when it
+    /// writes more of them; then spoken-to-written correction ([`Corrector`]).
+    ///
     /// # Errors
     /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
     pub fn transcribe_blocking(
@@ -134,24 +148,75 @@ impl ContextTranscriber {
         let decoded = Instant::now();
         let audio_secs = samples.len() as f64 / f64::from(TARGET_SAMPLE_RATE);
 
-        let prompt = context::prompt::render_prompt(&messages, &dictionary);
-        let request = EngineRequest {
-            samples: &samples,
-            languages: &languages,
-            prompt: &prompt,
-            deadline,
-        };
-        let output = catch_unwind(AssertUnwindSafe(|| self.inner.engine.transcribe(&request)))
-            .unwrap_or_else(|_| {
-                Err(Error::TranscriptionFailed {
-                    message: "the engine panicked".into(),
-                    source: None,
+        let layers = self.inner.layers;
+        let terms = ContextTerms::from_context(&messages, &dictionary);
+        let run_engine = |prompt: &str, bias: Option<&TermBias>| {
+            let request = EngineRequest {
+                samples: &samples,
+                languages: &languages,
+                prompt,
+                deadline,
+                bias,
+            };
+            catch_unwind(AssertUnwindSafe(|| self.inner.engine.transcribe(&request)))
+                .unwrap_or_else(|_| {
+                    Err(Error::TranscriptionFailed {
+                        message: "the engine panicked".into(),
+                        source: None,
+                    })
                 })
-            })?;
+        };
+        let corrector = Corrector::new(&terms);
+        let finish = |text: &str, language| {
+            if layers.correction && !terms.is_empty() {
+                corrector.correct(text, language).text
+            } else {
+                text.to_owned()
+            }
+        };
+        let first = run_engine("", None)?;
+        let mut text = finish(&first.text, first.language);
+        let mut language = first.language;
+        if (layers.prompt || layers.biasing) && !terms.is_empty() && !first.text.is_empty() {
+            // Two passes: prompt only for the terms the unprompted transcript gives
+            // reason to expect, only when one of them is not yet written exactly, and
+            // keep the prompted transcript only when it writes more of them: a long or
+            // unrelated prompt makes Whisper drop, glue or rewrite ordinary speech.
+            let relevant = terms.subset(&corrector.relevant_terms(&first.text));
+            let written = |text: &str| {
+                relevant
+                    .terms()
+                    .iter()
+                    .filter(|t| contains_word(text, t.text()))
+                    .count()
+            };
+            let written_first = written(&text);
+            if written_first < relevant.len() {
+                let count_tokens = |text: &str| {
+                    self.inner
+                        .engine
+                        .tokenize(text)
+                        .map_or_else(|_| context::prompt::estimate_tokens(text), |t| t.len())
+                };
+                // The terms alone: unrelated message text in the prompt rewrites speech.
+                let prompt = if layers.prompt {
+                    context::prompt::render_prompt(&[], &relevant, &count_tokens)
+                } else {
+                    String::new()
+                };
+                let bias = layers.biasing.then(|| self.term_bias(&relevant));
+                let second = run_engine(&prompt, bias.as_ref())?;
+                let second_text = finish(&second.text, second.language);
+                if written(&second_text) > written_first {
+                    text = second_text;
+                    language = second.language;
+                }
+            }
+        }
         let finished = Instant::now();
         Ok(Transcript {
-            text: output.text,
-            language: output.language,
+            text,
+            language,
             audio_secs,
             timings: StageTimings {
                 decode: decoded - started,
@@ -159,6 +224,26 @@ impl ContextTranscriber {
                 total: finished - started,
             },
         })
+    }
+
+    /// The decode-time bias towards `terms`' written forms, weighted by origin.
+    fn term_bias(&self, terms: &ContextTerms) -> TermBias {
+        let weighted: Vec<(String, f32)> = terms
+            .terms()
+            .iter()
+            .flat_map(|term| {
+                let weight = match term.origin() {
+                    TermOrigin::Dictionary => DICTIONARY_BIAS_WEIGHT,
+                    TermOrigin::Messages => MINED_BIAS_WEIGHT,
+                };
+                term.written_forms()
+                    .into_iter()
+                    .map(move |form| (form, weight))
+            })
+            .collect();
+        self.inner
+            .engine
+            .term_bias(&weighted, BiasStrength::default())
     }
 
     /// True when the loaded model knows more languages than English.
@@ -213,6 +298,15 @@ impl ContextTranscriber {
     }
 }
 
+/// True when `text` has `word` not glued to other letters or digits.
+fn contains_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
 /// Builds a [`ContextTranscriber`]; every setting has a default.
 #[derive(Debug, Clone, Default)]
 #[must_use]
@@ -223,6 +317,7 @@ pub struct ContextTranscriberBuilder {
     decoding: Decoding,
     limits: AudioLimits,
     timeout: Option<Duration>,
+    layers: ContextLayers,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -280,6 +375,13 @@ impl ContextTranscriberBuilder {
         self
     }
 
+    /// Which context layers run (prompt, post-correction, decode-time biasing).
+    /// Default: all of them; switch layers off to measure what each contributes.
+    pub fn with_context_layers(mut self, layers: ContextLayers) -> Self {
+        self.layers = layers;
+        self
+    }
+
     /// Loads the model.
     ///
     /// # Errors
@@ -319,6 +421,7 @@ impl ContextTranscriberBuilder {
                 engine,
                 limits: self.limits,
                 timeout: self.timeout,
+                layers: self.layers,
             }),
         })
     }
@@ -332,6 +435,14 @@ mod tests {
     fn transcriber_is_shareable() {
         fn assert_shareable<T: Clone + Send + Sync + 'static>() {}
         assert_shareable::<ContextTranscriber>();
+    }
+
+    #[test]
+    fn contains_word_needs_word_boundaries() {
+        assert!(contains_word("Use NumPy to", "NumPy"));
+        assert!(!contains_word("You snumPy to", "numPy"));
+        assert!(contains_word("Open main.rs.", "main.rs"));
+        assert!(!contains_word("Redistribute it", "Redis"));
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! boundaries ([`windows`]) -> language choice -> decoding of each window with the
 //! context prompt and the previous window's text.
 
+pub mod biasing;
+pub mod bpe;
 mod pool;
 mod whisper;
 pub mod windows;
@@ -13,6 +15,7 @@ pub mod windows;
 use std::path::PathBuf;
 use std::time::Instant;
 
+pub use biasing::{BiasPhrase, BiasStrength, TermBias};
 pub use whisper::WhisperEngine;
 
 use crate::context::Languages;
@@ -55,6 +58,8 @@ pub struct EngineRequest<'a> {
     pub prompt: &'a str,
     /// Give up (with [`crate::Error::TranscriptionFailed`]) once this instant has passed.
     pub deadline: Option<Instant>,
+    /// Decode-time biasing towards the context terms' tokens, if any.
+    pub bias: Option<&'a TermBias>,
 }
 
 /// What the engine produced.

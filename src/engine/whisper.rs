@@ -1,9 +1,11 @@
 //! The whisper.cpp binding (through whisper-rs). The only module of the core crate with
-//! `unsafe`: the abort callback that enforces a request's deadline.
+//! `unsafe`: the abort callback that enforces a request's deadline and the logits filter
+//! callback that applies decode-time biasing ([`super::biasing`]).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ops::Range;
+use std::panic::AssertUnwindSafe;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -12,6 +14,8 @@ use whisper_rs::{
     WhisperVadContext, WhisperVadContextParams, WhisperVadParams,
 };
 
+use super::biasing::{BiasPhrase, BiasStrength, TermBias};
+use super::bpe::BpeVocabulary;
 use super::pool::Pool;
 use super::windows::{self, Window};
 use super::{Decoding, EngineConfig, EngineOutput, EngineRequest};
@@ -41,6 +45,8 @@ pub struct WhisperEngine {
     threads: usize,
     decoding: Decoding,
     model_description: String,
+    /// The text tokens' bytes, for the canonical (BPE) tokenization of bias terms.
+    bpe: BpeVocabulary,
 }
 
 impl std::fmt::Debug for WhisperEngine {
@@ -106,7 +112,12 @@ impl WhisperEngine {
                 Some(text.to_owned())
             }
         };
+        let bpe = BpeVocabulary::new((0..context.token_eot()).filter_map(|id| {
+            let bytes = context.token_to_bytes(id).ok()?;
+            Some((bytes.to_vec(), id))
+        }));
         let engine = WhisperEngine {
+            bpe,
             multilingual: context.is_multilingual(),
             language_count: if context.n_vocab() >= VOCAB_WITH_CANTONESE {
                 100
@@ -170,6 +181,39 @@ impl WhisperEngine {
         self.context
             .tokenize(text, text.len() + 1)
             .map_err(|e| Error::invalid("prompt", format!("cannot tokenize context: {e}")))
+    }
+
+    /// The decoder tokens that write `text`: Whisper's canonical BPE tokenization (what
+    /// the model learned to write), or `None` when the vocabulary cannot spell it.
+    #[must_use]
+    pub fn bpe_tokens(&self, text: &str) -> Option<Vec<i32>> {
+        self.bpe.encode(text)
+    }
+
+    /// The decode-time bias towards `terms` (written form, weight), with each form's
+    /// canonical tokenization and whisper.cpp's greedy one (the decoder writes either).
+    #[must_use]
+    pub fn term_bias(&self, terms: &[(String, f32)], strength: BiasStrength) -> TermBias {
+        let phrases: Vec<BiasPhrase> = terms
+            .iter()
+            .map(|(text, weight)| {
+                let mut tokenizations = Vec::with_capacity(2);
+                for tokens in [self.bpe.encode(text), self.tokenize(text).ok()]
+                    .into_iter()
+                    .flatten()
+                {
+                    if !tokenizations.contains(&tokens) {
+                        tokenizations.push(tokens);
+                    }
+                }
+                BiasPhrase {
+                    text: text.clone(),
+                    tokenizations,
+                    weight: *weight,
+                }
+            })
+            .collect();
+        TermBias::new(&phrases, strength)
     }
 
     /// Transcribes one 16 kHz mono signal.
@@ -237,7 +281,7 @@ impl WhisperEngine {
                 None => Vec::new(),
             };
             let prompt = prompt_tokens(&carried, &context_tokens);
-            let text = self.decode_window(state, &audio, language, &prompt, request.deadline)?;
+            let text = self.decode_window(state, &audio, language, &prompt, request)?;
             if !text.is_empty() {
                 texts.push(text);
             }
@@ -356,10 +400,32 @@ impl WhisperEngine {
         audio: &[f32],
         language: Language,
         prompt: &[i32],
-        deadline: Option<Instant>,
+        request: &EngineRequest<'_>,
     ) -> Result<String> {
+        let deadline = request.deadline;
         let mut params = self.base_params(language);
         params.set_tokens(prompt);
+        let bias = request
+            .bias
+            .filter(|bias| !bias.is_empty())
+            .map(|bias| BiasCallbackData {
+                bias,
+                vocabulary: &self.bpe,
+                n_vocab: usize::try_from(self.context.n_vocab()).unwrap_or(0),
+            });
+        if let Some(bias) = &bias {
+            // SAFETY: `apply_bias` only reads the `BiasCallbackData` behind the pointer
+            // (immutable, shared safely by decoders on several threads) and writes the
+            // `n_vocab` logits whisper.cpp hands it. The data lives on this stack frame
+            // until after `state.full` returns, and the params (with the pointer) are
+            // consumed by that call.
+            unsafe {
+                params.set_filter_logits_callback(Some(apply_bias));
+                params.set_filter_logits_callback_user_data(
+                    std::ptr::from_ref(bias).cast_mut().cast::<c_void>(),
+                );
+            }
+        }
         let deadline_slot = deadline;
         if deadline_slot.is_some() {
             // SAFETY: `abort_when_past_deadline` only reads the `Option<Instant>` behind the
@@ -461,6 +527,55 @@ unsafe extern "C" fn abort_when_past_deadline(user_data: *mut c_void) -> bool {
     // outlives the whisper_full call during which this callback runs; it is only read.
     let deadline = unsafe { &*user_data.cast::<Option<Instant>>() };
     deadline.is_some_and(|d| Instant::now() >= d)
+}
+
+/// What the logits filter callback needs: the bias, the vocabulary's token bytes and the
+/// length of the logits array.
+struct BiasCallbackData<'a> {
+    bias: &'a TermBias,
+    vocabulary: &'a BpeVocabulary,
+    n_vocab: usize,
+}
+
+/// whisper.cpp's logits filter callback: adds the biasing bonuses for the decoder's
+/// tokens so far. Runs once per decoder per step, possibly on several threads at once.
+///
+/// # Safety
+/// `user_data` must point to a live `BiasCallbackData`; `tokens` must point to
+/// `n_tokens` token records and `logits` to `n_vocab` floats (whisper.cpp guarantees
+/// both for the duration of the call).
+unsafe extern "C" fn apply_bias(
+    _context: *mut whisper_rs::WhisperSysContext,
+    _state: *mut whisper_rs::WhisperSysState,
+    tokens: *const whisper_rs::WhisperTokenData,
+    n_tokens: std::os::raw::c_int,
+    logits: *mut f32,
+    user_data: *mut c_void,
+) {
+    if user_data.is_null() || logits.is_null() {
+        return;
+    }
+    // SAFETY: `decode_window` passes a pointer to a `BiasCallbackData` that outlives the
+    // whisper_full call during which this runs; it is only read.
+    let data = unsafe { &*user_data.cast::<BiasCallbackData<'_>>() };
+    let count = usize::try_from(n_tokens).unwrap_or(0);
+    let records: &[whisper_rs::WhisperTokenData] = if tokens.is_null() || count == 0 {
+        &[]
+    } else {
+        // SAFETY: whisper.cpp passes the decoder's `n_tokens` token records, alive and
+        // unchanged for the duration of the call.
+        unsafe { std::slice::from_raw_parts(tokens, count) }
+    };
+    // SAFETY: whisper.cpp's logits buffer holds one float per vocabulary entry
+    // (`n_vocab`), and only this decoder's thread touches it during the call.
+    let logits = unsafe { std::slice::from_raw_parts_mut(logits, data.n_vocab) };
+    let generated: Vec<i32> = records.iter().map(|record| record.id).collect();
+    // A panic must not unwind into C; the matcher does not panic, but be certain.
+    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut scratch = Vec::new();
+        data.bias
+            .apply(&generated, data.vocabulary, logits, &mut scratch);
+    }));
 }
 
 fn check_deadline(deadline: Option<Instant>) -> Result<()> {

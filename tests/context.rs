@@ -1,0 +1,95 @@
+//! The context layers on real audio and the real engine: dictation cases of
+//! ../shared/eval/context come out with their terms, and context naming terms that
+//! are not spoken inserts none of them.
+
+mod common;
+
+use common::*;
+use ctxscribe::engine::{Decoding, EngineConfig, WhisperEngine};
+use ctxscribe::{Dictionary, Languages, Message};
+
+fn transcribe_case(id: &str, messages: Vec<Message>, dictionary: &[&str]) -> String {
+    let path = shared_dir().join(format!("eval/context/audio/{id}.wav"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    base_transcriber()
+        .transcribe_blocking(
+            bytes.into(),
+            messages,
+            Languages::Auto,
+            Dictionary::from_terms(dictionary).expect("valid dictionary"),
+        )
+        .expect("transcribe")
+        .text
+}
+
+#[test]
+fn spoken_identifiers_are_written_as_in_the_messages() {
+    let text = transcribe_case(
+        "d12",
+        vec![Message::user(
+            "def train_model(data, learning_rate=1e-3, epochs=10):",
+        )],
+        &[],
+    );
+    assert!(text.contains("train_model"), "{text}");
+    assert!(text.contains("learning_rate"), "{text}");
+    assert!(!text.contains("epochs"), "{text}");
+}
+
+#[test]
+fn dictionary_terms_that_are_not_spoken_are_not_inserted() {
+    let dictionary = ["PyTorch", "TensorFlow", "JAX", "NumPy"];
+    let text = transcribe_case("d11", vec![], &dictionary);
+    assert_eq!(
+        norm_words(&text),
+        norm_words("Let's review the numbers again on Monday.")
+    );
+    for term in dictionary {
+        assert!(!text.contains(term), "{term} in {text}");
+    }
+}
+
+#[test]
+fn a_name_whisper_cannot_spell_comes_out_as_in_the_dictionary() {
+    let text = transcribe_case("d05", vec![], &["Saoirse", "Tadhg", "Caoimhe"]);
+    assert!(text.contains("Saoirse"), "{text}");
+    assert!(text.contains("Tadhg"), "{text}");
+    assert!(!text.contains("Caoimhe"), "{text}");
+}
+
+#[test]
+fn canonical_tokenization_agrees_with_the_model_vocabulary() {
+    let engine = WhisperEngine::load(&EngineConfig {
+        model_path: model("ggml-base.bin"),
+        vad_model_path: None,
+        threads: 1,
+        decoding: Decoding::Greedy,
+    })
+    .expect("model loads");
+    // Words with a token of their own come out as that one token, as whisper.cpp's own
+    // tokenizer has them.
+    for word in [" the", " Monday", " report", "Hello", " Americans"] {
+        let canonical = engine.bpe_tokens(word).expect("spellable");
+        assert_eq!(canonical.len(), 1, "{word}: {canonical:?}");
+        assert_eq!(
+            canonical,
+            engine.tokenize(word).expect("tokenizes"),
+            "{word}"
+        );
+    }
+    // Rare terms split into several tokens; every term of the dev set is spellable.
+    for term in [
+        " Kubernetes",
+        " user_service.py",
+        " getUserById",
+        " Saoirse",
+        "Q3",
+    ] {
+        let canonical = engine.bpe_tokens(term).expect("spellable");
+        assert!(
+            !canonical.is_empty() && canonical.len() <= term.len(),
+            "{term}"
+        );
+    }
+    assert!(engine.bpe_tokens(" Saoirse").expect("spellable").len() > 1);
+}
