@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use ctxscribe::context::ContextLayers;
 use ctxscribe::engine::{Decoding, EngineConfig, WhisperEngine};
 use ctxscribe::{Dictionary, Languages, Message};
 
@@ -92,4 +93,33 @@ fn canonical_tokenization_agrees_with_the_model_vocabulary() {
         );
     }
     assert!(engine.bpe_tokens(" Saoirse").expect("spellable").len() > 1);
+}
+
+#[test]
+fn decode_time_biasing_alone_spells_a_term_the_plain_decoder_misses() {
+    let path = shared_dir().join("eval/context/audio/d19.wav");
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let only_biasing = ContextLayers {
+        biasing: true,
+        ..ContextLayers::NONE
+    };
+    let transcribe = |layers: ContextLayers| {
+        base_builder()
+            .with_context_layers(layers)
+            .build()
+            .expect("model loads")
+            .transcribe_blocking(
+                bytes.clone().into(),
+                vec![],
+                Languages::Auto,
+                Dictionary::from_terms(["Chroma", "Pinecone"]).expect("valid dictionary"),
+            )
+            .expect("transcribe")
+            .text
+    };
+    let plain = transcribe(ContextLayers::NONE);
+    let biased = transcribe(only_biasing);
+    assert!(!plain.contains("Chroma"), "{plain}");
+    assert!(biased.contains("Chroma"), "{biased}");
+    assert!(!biased.contains("Pinecone"), "{biased}");
 }

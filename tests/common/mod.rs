@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use ctxscribe::{ContextTranscriber, Dictionary, Languages, Transcript};
+use ctxscribe::{ContextTranscriber, ContextTranscriberBuilder, Dictionary, Languages, Transcript};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -92,16 +92,17 @@ pub fn real_clip(id: &str) -> RealClip {
         .unwrap_or_else(|| panic!("no clip {id}"))
 }
 
+/// A builder for the default multilingual base model with the VAD.
+pub fn base_builder() -> ContextTranscriberBuilder {
+    ContextTranscriber::builder()
+        .with_model_path(model("ggml-base.bin"))
+        .with_vad_model_path(model("silero-v6.2.0-ggml.bin"))
+}
+
 /// The default multilingual base model, loaded once per test binary.
 pub fn base_transcriber() -> &'static ContextTranscriber {
     static TRANSCRIBER: OnceLock<ContextTranscriber> = OnceLock::new();
-    TRANSCRIBER.get_or_init(|| {
-        ContextTranscriber::builder()
-            .with_model_path(model("ggml-base.bin"))
-            .with_vad_model_path(model("silero-v6.2.0-ggml.bin"))
-            .build()
-            .expect("load base model")
-    })
+    TRANSCRIBER.get_or_init(|| base_builder().build().expect("load base model"))
 }
 
 /// Transcribes a file with no context.
