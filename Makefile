@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: setup serve test lint fmt bench header c-test python-test
+.PHONY: setup serve test lint fmt bench eval bench-venv header c-test python-test
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -32,8 +32,20 @@ lint:
 fmt:
 	$(CARGO) fmt --all
 
-## Latency, real-time factor and WER per clip of ../shared/eval/real.
-bench: setup
+## Side by side with faster-whisper (int8, same CTranslate2 weights, local venv): median
+## latency, ratio, real-time factor, peak RSS, WER per clip size and on the context dev
+## set; requests/s at 1, 2, 4 concurrent requests. BENCH_ARGS e.g. "--threads 1 --runs 3".
+FW_VENV := target/venv-fw
+bench: setup bench-venv
+	$(CARGO) bench --bench speed -- --python $(FW_VENV)/bin/python --concurrency $(BENCH_ARGS)
+
+bench-venv:
+	@[ -x $(FW_VENV)/bin/python ] || python3 -m venv $(FW_VENV)
+	@$(FW_VENV)/bin/python -c 'import faster_whisper' 2>/dev/null \
+	  || $(FW_VENV)/bin/pip install --quiet -r benches/fw-requirements.txt
+
+## Latency, real-time factor and WER per clip of ../shared/eval/real (ctxscribe alone).
+eval: setup
 	$(CARGO) bench --bench eval -- real
 
 ## Regenerate include/ctxscribe.h after changing ffi/src (pinned cbindgen); commit it.

@@ -1,0 +1,783 @@
+//! Dictation latency of ctxscribe against faster-whisper, side by side in one run; prints
+//! numbers, asserts nothing.
+//!
+//! ```text
+//! cargo bench --bench speed -- [--runs N] [--threads N] [--model PATH] [--beam N]
+//!     [--sets 3s,5s,10s,15s,60s,5min,context] [--no-fw] [--concurrency]
+//!     [--python PATH] [--ct2 DIR]
+//! ```
+//! `make bench` installs faster-whisper into target/venv-fw and runs this. faster-whisper
+//! (int8, greedy, its defaults otherwise) runs as a persistent subprocess
+//! (benches/fw_driver.py) on the same CTranslate2 weights that ctxscribe's model was
+//! converted from (models/ct2/base); both engines get the same 16 kHz samples, in
+//! alternating order, and language detection on (no language given), as a user's default
+//! request would. Clips are built from the English clips of ../shared/eval/real: "3s" ..
+//! "15s" join consecutive clips up to about that length, "60s" and "5min" join them (cycled)
+//! into one long file; "context" is ../shared/eval/context with each case's messages and
+//! dictionary (faster-whisper gets ctxscribe's rendered prompt as `initial_prompt`).
+//! WER and term recall come from ../shared/eval/score.py (the eval's own normaliser).
+//! `--concurrency`: requests/s for 5 s clips with 1, 2 and 4 concurrent requests on one
+//! shared transcriber.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Instant;
+
+use ctxscribe::audio::{AudioLimits, decode_to_16k_mono};
+use ctxscribe::context::parse_messages;
+use ctxscribe::context::prompt::render_prompt;
+use ctxscribe::{Audio, ContextTranscriber, Decoding, Dictionary, Languages, Message};
+
+const RATE: f64 = 16_000.0;
+/// Silence between two joined clips, in seconds.
+const GAP_SECS: f64 = 0.3;
+
+struct Options {
+    runs: usize,
+    threads: usize,
+    model: Option<PathBuf>,
+    beam: Option<u8>,
+    sets: Vec<String>,
+    fw: bool,
+    concurrency: bool,
+    python: PathBuf,
+    ct2: PathBuf,
+}
+
+fn parse_options(root: &Path) -> Result<Options, String> {
+    let mut options = Options {
+        runs: 5,
+        threads: 2,
+        model: None,
+        beam: None,
+        sets: ["3s", "5s", "10s", "15s", "60s", "5min", "context"]
+            .map(String::from)
+            .to_vec(),
+        fw: true,
+        concurrency: false,
+        python: root.join("target/venv-fw/bin/python"),
+        ct2: root.join("models/ct2/base"),
+    };
+    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        let number = |text: String| text.parse::<usize>().map_err(|e| format!("{e}"));
+        match arg.as_str() {
+            "--runs" => options.runs = number(value("--runs")?)?.max(1),
+            "--threads" => options.threads = number(value("--threads")?)?.max(1),
+            "--model" => options.model = Some(PathBuf::from(value("--model")?)),
+            "--beam" => options.beam = Some(value("--beam")?.parse().map_err(|e| format!("{e}"))?),
+            "--sets" => {
+                options.sets = value("--sets")?
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect();
+            }
+            "--no-fw" => options.fw = false,
+            "--concurrency" => options.concurrency = true,
+            "--python" => options.python = PathBuf::from(value("--python")?),
+            "--ct2" => options.ct2 = PathBuf::from(value("--ct2")?),
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    Ok(options)
+}
+
+/// One test input with what is needed to score it.
+struct Clip {
+    id: String,
+    samples: Vec<f32>,
+    reference: String,
+    messages: Vec<Message>,
+    dictionary: Dictionary,
+    languages: Languages,
+    /// The language passed to faster-whisper (`None`: it detects).
+    fw_language: Option<String>,
+}
+
+impl Clip {
+    fn secs(&self) -> f64 {
+        self.samples.len() as f64 / RATE
+    }
+}
+
+struct Set {
+    name: String,
+    clips: Vec<Clip>,
+    runs: usize,
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let options = match parse_options(&root) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("speed: {message}");
+            std::process::exit(2);
+        }
+    };
+    let shared = std::env::var_os("CTXSCRIBE_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared"));
+    if let Err(message) = run(&root, &shared, &options) {
+        eprintln!("speed: {message}");
+        std::process::exit(1);
+    }
+}
+
+fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
+    println!("load average at start: {}", load_average());
+    let mut builder = ContextTranscriber::builder().with_threads(options.threads);
+    if let Some(model) = &options.model {
+        builder = builder.with_model_path(model);
+    }
+    if let Some(beam) = options.beam {
+        builder = builder.with_decoding(Decoding::BeamSearch { beam_size: beam });
+    }
+    let started = Instant::now();
+    let transcriber = builder.build().map_err(|e| e.to_string())?;
+    println!(
+        "ctxscribe: {transcriber:?}, loaded in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    let english = load_english_clips(root, shared)?;
+    let mut sets = Vec::new();
+    for name in &options.sets {
+        let set = match name.as_str() {
+            "3s" => joined_set(name, &english, 3.0, 5, options.runs),
+            "5s" => joined_set(name, &english, 5.0, 5, options.runs),
+            "10s" => joined_set(name, &english, 10.0, 4, options.runs),
+            "15s" => joined_set(name, &english, 15.0, 4, options.runs),
+            "60s" => long_set(name, &english, 60.0, options.runs.min(3)),
+            "5min" => long_set(name, &english, 300.0, options.runs.min(2)),
+            "context" => context_set(shared, options.runs.min(2))?,
+            other => return Err(format!("unknown set {other}")),
+        };
+        sets.push(set);
+    }
+
+    let mut fw = if options.fw {
+        let started = Instant::now();
+        let fw = FasterWhisper::start(root, &options.python, &options.ct2, options.threads)?;
+        println!(
+            "faster-whisper: int8, greedy, {} threads, {}, loaded in {:.2} s",
+            options.threads,
+            options.ct2.display(),
+            started.elapsed().as_secs_f64()
+        );
+        Some(fw)
+    } else {
+        None
+    };
+
+    // Warm-up: one short clip through each engine.
+    if let Some(clip) = sets.iter().flat_map(|s| s.clips.first()).next() {
+        let _ = transcribe_ctx(&transcriber, clip);
+        if let Some(fw) = fw.as_mut() {
+            fw.transcribe(clip)?;
+        }
+    }
+
+    let out_dir = root.join("target/bench");
+    std::fs::create_dir_all(&out_dir).map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for set in &sets {
+        let row = bench_set(&transcriber, fw.as_mut(), set, shared, &out_dir)?;
+        print_row_header();
+        print_row(&row);
+        rows.push(row);
+    }
+
+    println!();
+    println!(
+        "summary ({} threads each; latency = median over clips x runs; load average now {})",
+        options.threads,
+        load_average()
+    );
+    print_row_header();
+    for row in &rows {
+        print_row(row);
+    }
+    println!(
+        "peak RSS: ctxscribe bench process {:.0} MB (includes the test audio)",
+        peak_rss_mb()
+    );
+    if let Some(fw) = fw.as_mut() {
+        println!(
+            "peak RSS: faster-whisper driver {:.0} MB",
+            fw.peak_rss_mb()?
+        );
+    }
+
+    if options.concurrency {
+        drop(fw);
+        let five = sets
+            .iter()
+            .find(|s| s.name == "5s")
+            .map_or_else(|| joined_set("5s", &english, 5.0, 5, 1), |s| s.copy());
+        bench_concurrency(&transcriber, &five.clips);
+    }
+    Ok(())
+}
+
+impl Set {
+    fn copy(&self) -> Set {
+        Set {
+            name: self.name.clone(),
+            runs: self.runs,
+            clips: self
+                .clips
+                .iter()
+                .map(|c| Clip {
+                    id: c.id.clone(),
+                    samples: c.samples.clone(),
+                    reference: c.reference.clone(),
+                    messages: c.messages.clone(),
+                    dictionary: c.dictionary.clone(),
+                    languages: c.languages.clone(),
+                    fw_language: c.fw_language.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+struct Row {
+    name: String,
+    clips: usize,
+    audio_secs: f64,
+    ctx: f64,
+    fw: Option<f64>,
+    ctx_quality: String,
+    fw_quality: String,
+}
+
+fn print_row_header() {
+    println!(
+        "{:<8} {:>5} {:>7} {:>8} {:>8} {:>6} {:>7} {:>7}  {:<34} {:<34}",
+        "set",
+        "clips",
+        "audio_s",
+        "ctx_s",
+        "fw_s",
+        "ratio",
+        "ctx_rtf",
+        "fw_rtf",
+        "ctxscribe quality",
+        "faster-whisper quality"
+    );
+}
+
+fn print_row(row: &Row) {
+    let (fw, ratio, fw_rtf) = match row.fw {
+        Some(fw) => (
+            format!("{fw:.3}"),
+            format!("{:.2}", row.ctx / fw.max(1e-9)),
+            format!("{:.3}", fw / row.audio_secs),
+        ),
+        None => ("-".into(), "-".into(), "-".into()),
+    };
+    println!(
+        "{:<8} {:>5} {:>7.1} {:>8.3} {:>8} {:>6} {:>7.3} {:>7}  {:<34} {:<34}",
+        row.name,
+        row.clips,
+        row.audio_secs,
+        row.ctx,
+        fw,
+        ratio,
+        row.ctx / row.audio_secs,
+        fw_rtf,
+        row.ctx_quality,
+        row.fw_quality
+    );
+}
+
+fn bench_set(
+    transcriber: &ContextTranscriber,
+    mut fw: Option<&mut FasterWhisper>,
+    set: &Set,
+    shared: &Path,
+    out_dir: &Path,
+) -> Result<Row, String> {
+    let mut ctx_times = Vec::new();
+    let mut fw_times = Vec::new();
+    let mut ctx_texts = vec![String::new(); set.clips.len()];
+    let mut fw_texts = vec![String::new(); set.clips.len()];
+    for run in 0..set.runs {
+        for (index, clip) in set.clips.iter().enumerate() {
+            // Alternate which engine goes first, so that neither always runs on a cache
+            // the other has just warmed (or a CPU the other has just heated).
+            let ctx_first = (run + index) % 2 == 0;
+            let mut fw_result = None;
+            if !ctx_first && let Some(fw) = fw.as_deref_mut() {
+                fw_result = Some(fw.transcribe(clip)?);
+            }
+            let (text, secs) = transcribe_ctx(transcriber, clip);
+            if ctx_first && let Some(fw) = fw.as_deref_mut() {
+                fw_result = Some(fw.transcribe(clip)?);
+            }
+            ctx_times.push(secs);
+            if run == 0 {
+                ctx_texts[index] = text;
+            }
+            if let Some((text, secs)) = fw_result {
+                fw_times.push(secs);
+                if run == 0 {
+                    fw_texts[index] = text;
+                }
+            }
+        }
+    }
+    let audio_secs = set.clips.iter().map(Clip::secs).sum::<f64>() / set.clips.len() as f64;
+    let fw_ran = fw.is_some();
+    let (ctx_quality, fw_quality) = if set.name == "context" {
+        (
+            score_context(shared, out_dir, "ctx", set, &ctx_texts)?,
+            if fw_ran {
+                score_context(shared, out_dir, "fw", set, &fw_texts)?
+            } else {
+                String::new()
+            },
+        )
+    } else {
+        (
+            score_real(out_dir, "ctx", set, &ctx_texts)?,
+            if fw_ran {
+                score_real(out_dir, "fw", set, &fw_texts)?
+            } else {
+                String::new()
+            },
+        )
+    };
+    Ok(Row {
+        name: set.name.clone(),
+        clips: set.clips.len(),
+        audio_secs,
+        ctx: median(&mut ctx_times),
+        fw: fw_ran.then(|| median(&mut fw_times)),
+        ctx_quality,
+        fw_quality,
+    })
+}
+
+fn transcribe_ctx(transcriber: &ContextTranscriber, clip: &Clip) -> (String, f64) {
+    let started = Instant::now();
+    let result = transcriber.transcribe_blocking(
+        Audio::Pcm {
+            samples: clip.samples.clone(),
+            sample_rate: 16_000,
+        },
+        clip.messages.clone(),
+        clip.languages.clone(),
+        clip.dictionary.clone(),
+    );
+    let secs = started.elapsed().as_secs_f64();
+    match result {
+        Ok(transcript) => (transcript.text, secs),
+        Err(e) => {
+            eprintln!("speed: ctxscribe failed on {}: {e}", clip.id);
+            (String::new(), secs)
+        }
+    }
+}
+
+fn bench_concurrency(transcriber: &ContextTranscriber, clips: &[Clip]) {
+    println!();
+    println!(
+        "throughput, 5 s clips, one shared transcriber (load average {})",
+        load_average()
+    );
+    println!(
+        "{:>11} {:>9} {:>9} {:>10} {:>12}",
+        "concurrency", "requests", "wall_s", "requests/s", "median_lat_s"
+    );
+    for concurrency in [1usize, 2, 4] {
+        let per_worker = 8 / concurrency;
+        let started = Instant::now();
+        let mut latencies: Vec<f64> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..concurrency)
+                .map(|worker| {
+                    scope.spawn(move || {
+                        (0..per_worker)
+                            .map(|i| {
+                                let clip = &clips[(worker + i * concurrency) % clips.len()];
+                                transcribe_ctx(transcriber, clip).1
+                            })
+                            .collect::<Vec<f64>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap_or_default())
+                .collect()
+        });
+        let wall = started.elapsed().as_secs_f64();
+        let requests = latencies.len();
+        println!(
+            "{concurrency:>11} {requests:>9} {wall:>9.2} {:>10.2} {:>12.3}",
+            requests as f64 / wall,
+            median(&mut latencies)
+        );
+    }
+    println!("peak RSS: ctxscribe bench process {:.0} MB", peak_rss_mb());
+}
+
+/// faster-whisper in a persistent Python process (benches/fw_driver.py).
+struct FasterWhisper {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl FasterWhisper {
+    fn start(root: &Path, python: &Path, ct2: &Path, threads: usize) -> Result<Self, String> {
+        let mut child = Command::new(python)
+            .arg(root.join("benches/fw_driver.py"))
+            .arg(ct2)
+            .arg(threads.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "cannot start {} (run `make bench`, which installs faster-whisper): {e}",
+                    python.display()
+                )
+            })?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let mut fw = FasterWhisper {
+            child,
+            stdin,
+            stdout,
+        };
+        fw.read_reply()?;
+        Ok(fw)
+    }
+
+    fn read_reply(&mut self) -> Result<serde_json::Value, String> {
+        let mut line = String::new();
+        self.stdout
+            .read_line(&mut line)
+            .map_err(|e| format!("faster-whisper driver: {e}"))?;
+        if line.is_empty() {
+            return Err("faster-whisper driver exited".into());
+        }
+        serde_json::from_str(&line).map_err(|e| format!("faster-whisper driver said {line}: {e}"))
+    }
+
+    fn transcribe(&mut self, clip: &Clip) -> Result<(String, f64), String> {
+        let prompt = render_prompt(&clip.messages, &clip.dictionary);
+        let header = serde_json::json!({
+            "n": clip.samples.len(),
+            "prompt": if prompt.is_empty() { None } else { Some(prompt) },
+            "language": clip.fw_language,
+        });
+        let mut bytes = Vec::with_capacity(clip.samples.len() * 4);
+        for sample in &clip.samples {
+            bytes.extend_from_slice(&sample.to_le_bytes());
+        }
+        self.stdin
+            .write_all(format!("{header}\n").as_bytes())
+            .and_then(|()| self.stdin.write_all(&bytes))
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| format!("faster-whisper driver: {e}"))?;
+        let reply = self.read_reply()?;
+        let text = reply["text"].as_str().unwrap_or_default().to_owned();
+        let secs = reply["secs"].as_f64().unwrap_or(f64::NAN);
+        Ok((text, secs))
+    }
+
+    fn peak_rss_mb(&mut self) -> Result<f64, String> {
+        self.stdin
+            .write_all(b"{\"cmd\": \"rss\"}\n")
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| format!("faster-whisper driver: {e}"))?;
+        Ok(self.read_reply()?["peak_rss_mb"]
+            .as_f64()
+            .unwrap_or(f64::NAN))
+    }
+}
+
+impl Drop for FasterWhisper {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// English clips of ../shared/eval/real with their references, in manifest order.
+fn load_english_clips(
+    root: &Path,
+    shared: &Path,
+) -> Result<Vec<(String, Vec<f32>, String)>, String> {
+    let clips_dir = root.join("target/fixtures/real");
+    let status = Command::new("bash")
+        .arg(root.join("scripts/prepare-eval.sh"))
+        .arg(&clips_dir)
+        .status();
+    if !status.is_ok_and(|s| s.success()) {
+        return Err("scripts/prepare-eval.sh failed".into());
+    }
+    let manifest = std::fs::read_to_string(shared.join("eval/real/manifest.tsv"))
+        .map_err(|e| format!("cannot read the eval manifest: {e}"))?;
+    let mut clips = Vec::new();
+    for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if cols.len() < 5 || cols[2] != "en" {
+            continue;
+        }
+        let bytes = std::fs::read(clips_dir.join(format!("{}.wav", cols[0])))
+            .map_err(|e| format!("{}: {e}", cols[0]))?;
+        let pcm = decode_to_16k_mono(&bytes, &AudioLimits::default())
+            .map_err(|e| format!("{}: {e}", cols[0]))?;
+        clips.push((cols[0].to_owned(), pcm.samples, cols[4].to_owned()));
+    }
+    if clips.is_empty() {
+        return Err("no English clips in the eval manifest".into());
+    }
+    Ok(clips)
+}
+
+fn plain_clip(id: String, samples: Vec<f32>, reference: String) -> Clip {
+    Clip {
+        id,
+        samples,
+        reference,
+        messages: Vec::new(),
+        dictionary: Dictionary::default(),
+        languages: Languages::Auto,
+        fw_language: None,
+    }
+}
+
+/// Joins clips `order` (indices into `english`) with short silences.
+fn join(english: &[(String, Vec<f32>, String)], order: &[usize]) -> (Vec<f32>, String) {
+    let gap = (GAP_SECS * RATE) as usize;
+    let mut samples = Vec::new();
+    let mut references = Vec::new();
+    for (n, &index) in order.iter().enumerate() {
+        if n > 0 {
+            samples.resize(samples.len() + gap, 0.0);
+        }
+        samples.extend_from_slice(&english[index].1);
+        references.push(english[index].2.as_str());
+    }
+    (samples, references.join(" "))
+}
+
+/// `count` clips of about `target` seconds: consecutive English clips joined until the
+/// length reaches 90 % of the target, kept when it stays under 130 %.
+fn joined_set(
+    name: &str,
+    english: &[(String, Vec<f32>, String)],
+    target: f64,
+    count: usize,
+    runs: usize,
+) -> Set {
+    let mut clips = Vec::new();
+    let step = (english.len() / (count * 2)).max(1);
+    let mut start = 0;
+    while clips.len() < count && start < english.len() * 2 {
+        let mut order = Vec::new();
+        let mut secs = 0.0;
+        let mut index = start % english.len();
+        while secs < 0.9 * target && order.len() < english.len() {
+            order.push(index);
+            secs += english[index].1.len() as f64 / RATE + GAP_SECS;
+            index = (index + 1) % english.len();
+        }
+        if secs - GAP_SECS <= 1.3 * target {
+            let (samples, reference) = join(english, &order);
+            clips.push(plain_clip(format!("{name}_{start}"), samples, reference));
+            start += step;
+        } else {
+            start += 1;
+        }
+    }
+    Set {
+        name: name.into(),
+        clips,
+        runs,
+    }
+}
+
+/// One file of at least `target` seconds: the English clips joined, cycled as needed.
+fn long_set(name: &str, english: &[(String, Vec<f32>, String)], target: f64, runs: usize) -> Set {
+    let mut order = Vec::new();
+    let mut secs = 0.0;
+    let mut index = 0;
+    while secs < target {
+        order.push(index % english.len());
+        secs += english[index % english.len()].1.len() as f64 / RATE + GAP_SECS;
+        index += 1;
+    }
+    let (samples, reference) = join(english, &order);
+    Set {
+        name: name.into(),
+        clips: vec![plain_clip(name.into(), samples, reference)],
+        runs,
+    }
+}
+
+/// The context dev set: each case with its messages, dictionary and languages.
+fn context_set(shared: &Path, runs: usize) -> Result<Set, String> {
+    let dir = shared.join("eval/context");
+    let cases = std::fs::read_to_string(dir.join("cases.jsonl"))
+        .map_err(|e| format!("cannot read the context cases: {e}"))?;
+    let mut clips = Vec::new();
+    for line in cases.lines().filter(|l| !l.trim().is_empty()) {
+        let case: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+        let id = case["id"].as_str().unwrap_or_default().to_owned();
+        let bytes =
+            std::fs::read(dir.join(format!("audio/{id}.wav"))).map_err(|e| format!("{id}: {e}"))?;
+        let pcm = decode_to_16k_mono(&bytes, &AudioLimits::default())
+            .map_err(|e| format!("{id}: {e}"))?;
+        let messages = match case.get("messages") {
+            Some(messages) => parse_messages(&messages.to_string()).map_err(|e| e.to_string())?,
+            None => Vec::new(),
+        };
+        let terms: Vec<String> = case["dictionary"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|t| t.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let dictionary = Dictionary::from_terms(terms).map_err(|e| e.to_string())?;
+        let codes: Vec<String> = case["languages"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|t| t.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (languages, fw_language) = if codes.is_empty() {
+            (Languages::Auto, None)
+        } else {
+            (
+                Languages::from_codes(&codes).map_err(|e| e.to_string())?,
+                // faster-whisper takes one language or none.
+                (codes.len() == 1).then(|| codes[0].clone()),
+            )
+        };
+        clips.push(Clip {
+            id,
+            samples: pcm.samples,
+            reference: case["reference"].as_str().unwrap_or_default().to_owned(),
+            messages,
+            dictionary,
+            languages,
+            fw_language,
+        });
+    }
+    Ok(Set {
+        name: "context".into(),
+        clips,
+        runs,
+    })
+}
+
+fn write_hyps(path: &Path, set: &Set, texts: &[String]) -> Result<(), String> {
+    let lines: String = set
+        .clips
+        .iter()
+        .zip(texts)
+        .map(|(clip, text)| serde_json::json!({ "id": clip.id, "text": text }).to_string() + "\n")
+        .collect();
+    std::fs::write(path, lines).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// WER of `texts` by score.py's `real` mode (its normaliser), on a manifest of this set.
+fn score_real(out_dir: &Path, engine: &str, set: &Set, texts: &[String]) -> Result<String, String> {
+    let manifest = out_dir.join(format!("speed-{}.tsv", set.name));
+    let mut tsv = String::from("id\tfile\tlanguage\tduration_s\treference\n");
+    for clip in &set.clips {
+        tsv.push_str(&format!(
+            "{}\t-\ten\t{:.3}\t{}\n",
+            clip.id,
+            clip.secs(),
+            clip.reference.replace(['\t', '\n'], " ")
+        ));
+    }
+    std::fs::write(&manifest, tsv).map_err(|e| e.to_string())?;
+    let hyps = out_dir.join(format!("speed-{}-{engine}.jsonl", set.name));
+    write_hyps(&hyps, set, texts)?;
+    let summary = score(&["real".as_ref(), manifest.as_os_str(), hyps.as_os_str()])?;
+    Ok(summary
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("wer_all="))
+        .map_or(summary.clone(), |wer| format!("wer={wer}")))
+}
+
+/// Term recall, false insertions and WER by score.py's `context` mode.
+fn score_context(
+    shared: &Path,
+    out_dir: &Path,
+    engine: &str,
+    set: &Set,
+    texts: &[String],
+) -> Result<String, String> {
+    let hyps = out_dir.join(format!("speed-context-{engine}.jsonl"));
+    write_hyps(&hyps, set, texts)?;
+    let cases = shared.join("eval/context/cases.jsonl");
+    let summary = score(&["context".as_ref(), cases.as_os_str(), hyps.as_os_str()])?;
+    Ok(summary
+        .trim_start_matches("summary: ")
+        .replace("term_recall=", "recall=")
+        .replace("false_insertions=", "ins="))
+}
+
+fn score(args: &[&std::ffi::OsStr]) -> Result<String, String> {
+    let shared = std::env::var_os("CTXSCRIBE_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    let output = Command::new("python3")
+        .arg(shared.join("eval/score.py"))
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run score.py: {e}"))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .last()
+        .map(str::to_owned)
+        .ok_or_else(|| "score.py printed nothing".into())
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len().is_multiple_of(2) {
+        (values[mid - 1] + values[mid]) / 2.0
+    } else {
+        values[mid]
+    }
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// Peak resident set size of this process (VmHWM), in MB.
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
