@@ -407,7 +407,6 @@ impl WhisperEngine {
     ) -> Result<String> {
         let deadline = request.deadline;
         let mut params = self.base_params(language);
-        params.set_audio_ctx(audio_ctx_for(audio.len()));
         params.set_tokens(prompt);
         let bias = request
             .bias
@@ -605,30 +604,6 @@ fn prompt_tokens(carried: &[i32], context: &[i32]) -> Vec<i32> {
     tokens
 }
 
-/// Encoder frames per second of audio (Whisper: 1500 frames for 30 s).
-const ENCODER_FRAMES_PER_SEC: usize = 50;
-/// Encoder frames of Whisper's full 30 s window.
-const FULL_AUDIO_CTX: usize = 1500;
-/// Encoder frames added after the window's own length (1.28 s).
-const AUDIO_CTX_MARGIN: usize = 64;
-/// `audio_ctx` is rounded up to a multiple of this.
-const AUDIO_CTX_BLOCK: usize = 32;
-
-/// Encoder context for a window of `samples` samples: whisper.cpp's `audio_ctx`. The
-/// encoder's cost grows with its context and Whisper pads every input to 30 s, so a
-/// short window is encoded over its own length plus [`AUDIO_CTX_MARGIN`] (rounded up to
-/// [`AUDIO_CTX_BLOCK`]) instead. 0 (the model's full context) when that reaches 30 s.
-fn audio_ctx_for(samples: usize) -> i32 {
-    let samples_per_frame = TARGET_SAMPLE_RATE as usize / ENCODER_FRAMES_PER_SEC;
-    let frames = samples.div_ceil(samples_per_frame) + AUDIO_CTX_MARGIN;
-    let ctx = frames.div_ceil(AUDIO_CTX_BLOCK) * AUDIO_CTX_BLOCK;
-    if ctx >= FULL_AUDIO_CTX {
-        0
-    } else {
-        i32::try_from(ctx).unwrap_or(0)
-    }
-}
-
 fn centis_to_samples(centis: f32) -> usize {
     let samples = f64::from(centis.max(0.0)) / 100.0 * f64::from(TARGET_SAMPLE_RATE);
     // Truncation intended: a non-negative, bounded time converted to an index.
@@ -681,18 +656,6 @@ mod tests {
         assert!(is_non_speech_annotation("  "));
         assert!(!is_non_speech_annotation("And so (he said) yes"));
         assert!(!is_non_speech_annotation("[a] and [b]"));
-    }
-
-    #[test]
-    fn audio_ctx_covers_the_window_with_a_margin() {
-        // 3 s: 150 frames + 64 margin = 214 -> 224.
-        assert_eq!(audio_ctx_for(3 * 16_000), 224);
-        // 1 sample still gets the margin.
-        assert_eq!(audio_ctx_for(1), 96);
-        // 28 s (the longest window): 1400 + 64 >= 1500 -> the full context.
-        assert_eq!(audio_ctx_for(28 * 16_000), 0);
-        let ctx = audio_ctx_for(10 * 16_000);
-        assert!(ctx >= 500 + 64 && ctx.rem_euclid(32) == 0, "{ctx}");
     }
 
     #[test]
