@@ -6,8 +6,19 @@
 //! | `CTXSCRIBE_MODEL_DIR` | directory searched first for the default model files | unset |
 //! | `CTXSCRIBE_VAD_MODEL` | path of a whisper.cpp Silero VAD model (ggml) | `silero-v6.2.0-ggml.bin` next to the model |
 //! | `CTXSCRIBE_THREADS` | engine threads per transcription | all available cores |
+//! | `CTXSCRIBE_ASR_URL` | base URL of an OpenAI-compatible speech endpoint; when set, it transcribes instead of the embedded engine | unset (embedded engine) |
+//! | `CTXSCRIBE_ASR_KEY` | its API key (Bearer) | none |
+//! | `CTXSCRIBE_ASR_MODEL` | its `model` field | `whisper-1` |
+//! | `CTXSCRIBE_LLM_URL` | base URL of an OpenAI-compatible chat endpoint for LLM correction | unset (no LLM step) |
+//! | `CTXSCRIBE_LLM_KEY` | its API key (Bearer) | none |
+//! | `CTXSCRIBE_LLM_MODEL` | its `model` field | `gpt-4o-mini` |
+//! | `CTXSCRIBE_PROVIDER_TIMEOUT_SECS` | time allowed for one request to either endpoint | 60 |
+//! | `CTXSCRIBE_PROVIDER_RETRIES` | retries after a 429, a 5xx or a failed connection | 2 |
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::providers::EndpointConfig;
 
 /// File name of the default model (multilingual base, f16) written by `make setup`.
 pub const DEFAULT_MODEL_FILE: &str = "ggml-base.bin";
@@ -24,6 +35,67 @@ pub const ENV_MODEL_DIR: &str = "CTXSCRIBE_MODEL_DIR";
 pub const ENV_VAD_MODEL: &str = "CTXSCRIBE_VAD_MODEL";
 /// Environment variable giving the number of engine threads.
 pub const ENV_THREADS: &str = "CTXSCRIBE_THREADS";
+
+/// Environment variable: base URL of a remote speech endpoint.
+pub const ENV_ASR_URL: &str = "CTXSCRIBE_ASR_URL";
+/// Environment variable: API key of the remote speech endpoint.
+pub const ENV_ASR_KEY: &str = "CTXSCRIBE_ASR_KEY";
+/// Environment variable: model name sent to the remote speech endpoint.
+pub const ENV_ASR_MODEL: &str = "CTXSCRIBE_ASR_MODEL";
+/// Environment variable: base URL of a chat endpoint for LLM correction.
+pub const ENV_LLM_URL: &str = "CTXSCRIBE_LLM_URL";
+/// Environment variable: API key of the chat endpoint.
+pub const ENV_LLM_KEY: &str = "CTXSCRIBE_LLM_KEY";
+/// Environment variable: model name sent to the chat endpoint.
+pub const ENV_LLM_MODEL: &str = "CTXSCRIBE_LLM_MODEL";
+/// Environment variable: seconds allowed for one provider request.
+pub const ENV_PROVIDER_TIMEOUT_SECS: &str = "CTXSCRIBE_PROVIDER_TIMEOUT_SECS";
+/// Environment variable: retries of a provider request.
+pub const ENV_PROVIDER_RETRIES: &str = "CTXSCRIBE_PROVIDER_RETRIES";
+/// Model sent to a remote speech endpoint when none is configured.
+pub const DEFAULT_ASR_MODEL: &str = "whisper-1";
+/// Model sent to a chat endpoint when none is configured.
+pub const DEFAULT_LLM_MODEL: &str = "gpt-4o-mini";
+
+/// The remote speech endpoint configured by `$CTXSCRIBE_ASR_URL` (and its key, model,
+/// timeout and retries), if any.
+#[must_use]
+pub fn remote_speech_from_env() -> Option<EndpointConfig> {
+    endpoint_from_env(ENV_ASR_URL, ENV_ASR_KEY, ENV_ASR_MODEL, DEFAULT_ASR_MODEL)
+}
+
+/// The chat endpoint for LLM correction configured by `$CTXSCRIBE_LLM_URL`, if any.
+#[must_use]
+pub fn llm_correction_from_env() -> Option<EndpointConfig> {
+    endpoint_from_env(ENV_LLM_URL, ENV_LLM_KEY, ENV_LLM_MODEL, DEFAULT_LLM_MODEL)
+}
+
+fn endpoint_from_env(
+    url: &str,
+    key: &str,
+    model: &str,
+    default_model: &str,
+) -> Option<EndpointConfig> {
+    let url = non_empty_env(url)?;
+    let model = non_empty_env(model).unwrap_or_else(|| default_model.to_owned());
+    let mut config = EndpointConfig::new(url.trim(), model.trim());
+    if let Some(key) = non_empty_env(key) {
+        config = config.with_api_key(key.trim());
+    }
+    if let Some(secs) = non_empty_env(ENV_PROVIDER_TIMEOUT_SECS)
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 86_400.0)
+    {
+        config = config.with_timeout(Duration::from_secs_f64(secs));
+    }
+    if let Some(retries) = non_empty_env(ENV_PROVIDER_RETRIES)
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|r| *r <= 10)
+    {
+        config = config.with_max_retries(retries);
+    }
+    Some(config)
+}
 
 /// Directories searched, in order, for the default model files:
 /// `$CTXSCRIBE_MODEL_DIR`, `./models`, the `models/` directory of the source checkout this

@@ -16,6 +16,7 @@ pub mod correction;
 pub mod engine;
 pub mod error;
 pub mod model;
+pub mod providers;
 mod transcriber;
 pub mod transcript;
 
@@ -23,6 +24,7 @@ pub use audio::AudioLimits;
 pub use context::{Dictionary, Language, Languages, Message, Role};
 pub use engine::Decoding;
 pub use error::{Error, Result};
+pub use providers::{EndpointConfig, SpeechProvider};
 pub use transcriber::{
     Audio, ContextTranscriber, ContextTranscriberBuilder, MAX_PCM_SAMPLE_RATE, MIN_PCM_SAMPLE_RATE,
 };

@@ -12,6 +12,7 @@ use crate::context::{self, ContextLayers, ContextTerms, Dictionary, Languages, M
 use crate::correction::Corrector;
 use crate::engine::{BiasStrength, Decoding, EngineConfig, EngineRequest, TermBias, WhisperEngine};
 use crate::error::{Error, Result};
+use crate::providers::{self, EndpointConfig, LlmCorrector, SpeechProvider};
 use crate::transcript::{StageTimings, Transcript};
 
 /// Lowest PCM sample rate accepted for [`Audio::Pcm`].
@@ -78,7 +79,10 @@ pub struct ContextTranscriber {
 
 #[derive(Debug)]
 struct Inner {
-    engine: WhisperEngine,
+    /// The embedded engine or a remote endpoint (issue 8).
+    engine: Box<dyn SpeechProvider>,
+    /// The optional LLM correction step (issue 8).
+    llm: Option<LlmCorrector>,
     limits: AudioLimits,
     timeout: Option<Duration>,
     layers: ContextLayers,
@@ -213,6 +217,16 @@ impl ContextTranscriber {
                 }
             }
         }
+        // Issue 8: the optional LLM correction, after the phonetic one; only the edits
+        // `correction::llm::review` can justify are kept.
+        if let Some(llm) = &self.inner.llm
+            && layers.correction
+            && !text.is_empty()
+        {
+            text = llm
+                .correct(&text, &terms, &messages, language, deadline)?
+                .text;
+        }
         let finished = Instant::now();
         Ok(Transcript {
             text,
@@ -318,6 +332,26 @@ pub struct ContextTranscriberBuilder {
     limits: AudioLimits,
     timeout: Option<Duration>,
     layers: ContextLayers,
+    speech: SpeechSetting,
+    llm: LlmSetting,
+}
+
+#[derive(Debug, Clone, Default)]
+enum SpeechSetting {
+    /// `$CTXSCRIBE_ASR_URL` if set, else the embedded engine.
+    #[default]
+    Default,
+    Embedded,
+    Remote(EndpointConfig),
+}
+
+#[derive(Debug, Clone, Default)]
+enum LlmSetting {
+    /// `$CTXSCRIBE_LLM_URL` if set, else none.
+    #[default]
+    Default,
+    Off,
+    Remote(EndpointConfig),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -382,12 +416,67 @@ impl ContextTranscriberBuilder {
         self
     }
 
-    /// Loads the model.
+    /// Transcribes through an OpenAI-compatible speech endpoint
+    /// (`POST {base}/v1/audio/transcriptions`) instead of the embedded engine; the
+    /// context layers still run here. Default: `$CTXSCRIBE_ASR_URL` (see [`config`]) if
+    /// set, else the embedded engine. Needs the `remote` feature (on by default).
+    pub fn with_remote_speech(mut self, endpoint: EndpointConfig) -> Self {
+        self.speech = SpeechSetting::Remote(endpoint);
+        self
+    }
+
+    /// Uses the embedded engine even when `$CTXSCRIBE_ASR_URL` is set.
+    pub fn with_embedded_speech(mut self) -> Self {
+        self.speech = SpeechSetting::Embedded;
+        self
+    }
+
+    /// Adds an LLM correction step through an OpenAI-compatible chat endpoint
+    /// (`POST {base}/v1/chat/completions`): it proposes, and only edits that map a span
+    /// to a term it sounds like or fix spelling are kept (see [`crate::correction::llm`]).
+    /// An endpoint failure fails the transcription (`transcription_failed`). Default:
+    /// `$CTXSCRIBE_LLM_URL` if set, else none. Needs the `remote` feature.
+    pub fn with_llm_correction(mut self, endpoint: EndpointConfig) -> Self {
+        self.llm = LlmSetting::Remote(endpoint);
+        self
+    }
+
+    /// No LLM correction step, even when `$CTXSCRIBE_LLM_URL` is set.
+    pub fn without_llm_correction(mut self) -> Self {
+        self.llm = LlmSetting::Off;
+        self
+    }
+
+    /// Loads the model (or sets up the remote speech provider, which loads none).
     ///
     /// # Errors
     /// [`Error::ModelUnavailable`] when the model (or the configured VAD model) is missing
-    /// or cannot be loaded; the message names the setup command.
+    /// or cannot be loaded; the message names the setup command. The same when a remote
+    /// provider is configured in a build without the `remote` feature.
     pub fn build(self) -> Result<ContextTranscriber> {
+        let llm = match self.llm {
+            LlmSetting::Default => config::llm_correction_from_env(),
+            LlmSetting::Off => None,
+            LlmSetting::Remote(endpoint) => Some(endpoint),
+        }
+        .map(LlmCorrector::new)
+        .transpose()?;
+        let remote = match &self.speech {
+            SpeechSetting::Default => config::remote_speech_from_env(),
+            SpeechSetting::Embedded => None,
+            SpeechSetting::Remote(endpoint) => Some(endpoint.clone()),
+        };
+        if let Some(endpoint) = remote {
+            return Ok(ContextTranscriber {
+                inner: Arc::new(Inner {
+                    engine: providers::remote_speech(endpoint)?,
+                    llm,
+                    limits: self.limits,
+                    timeout: self.timeout,
+                    layers: self.layers,
+                }),
+            });
+        }
         let model_path = match self.model_path {
             Some(path) => path,
             None => config::default_model_path().ok_or_else(|| Error::ModelUnavailable {
@@ -418,7 +507,8 @@ impl ContextTranscriberBuilder {
         })?;
         Ok(ContextTranscriber {
             inner: Arc::new(Inner {
-                engine,
+                engine: Box::new(engine),
+                llm,
                 limits: self.limits,
                 timeout: self.timeout,
                 layers: self.layers,

@@ -32,6 +32,7 @@
 //! matches win. Cost is O(spans x candidate forms): forms are bucketed by their first
 //! phone class and filtered by key length before any distance is computed.
 
+pub mod llm; // issue 8: acceptance of LLM corrections
 pub mod phonetic;
 
 use std::collections::HashMap;
