@@ -199,17 +199,25 @@ async fn run(config: Config) -> Result<(), String> {
         std::env::var("CTXSCRIBE_API_KEYS").ok().as_deref(),
         config.api_key_file.as_deref(),
     )?;
-    let model_path = match &config.model {
-        Some(path) => path.clone(),
-        None => ctxscribe::config::default_model_path().ok_or_else(|| {
+    // Remote providers come from the environment through the builder's defaults
+    // (`CTXSCRIBE_ASR_URL`, `CTXSCRIBE_LLM_URL`, ...; see `ctxscribe::config`). With a
+    // remote speech endpoint no model is loaded here.
+    let remote_speech = ctxscribe::config::remote_speech_from_env();
+    let model_path = match (&config.model, &remote_speech) {
+        (Some(path), _) => Some(path.clone()),
+        (None, Some(_)) => None,
+        (None, None) => Some(ctxscribe::config::default_model_path().ok_or_else(|| {
             format!(
                 "no model installed: run `{}` or pass --model (or set CTXSCRIBE_MODEL)",
                 ctxscribe::config::SETUP_COMMAND
             )
-        })?,
+        })?),
     };
-    let mut builder = ContextTranscriber::builder()
-        .with_model_path(&model_path)
+    let mut builder = ContextTranscriber::builder();
+    if let Some(path) = &model_path {
+        builder = builder.with_model_path(path);
+    }
+    let mut builder = builder
         .with_threads(config.threads)
         .with_timeout(config.request_timeout)
         .with_audio_limits(AudioLimits {
@@ -227,9 +235,13 @@ async fn run(config: Config) -> Result<(), String> {
         .await
         .map_err(|e| format!("loading the model failed: {e}"))?
         .map_err(|e| e.to_string())?;
-    let model_name = model_path
-        .file_name()
-        .map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned());
+    let model_name = match (&remote_speech, &model_path) {
+        (Some(endpoint), _) => format!("remote:{}", endpoint.model),
+        (None, Some(path)) => path
+            .file_name()
+            .map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned()),
+        (None, None) => "model".to_owned(),
+    };
     info!(
         model = %model_name,
         multilingual = transcriber.is_multilingual(),
