@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: setup serve test lint fmt bench eval bench-venv header c-test python-test
+.PHONY: setup serve test lint fmt bench eval bench-venv header c-test python-test try-llm
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -59,3 +59,25 @@ c-test: setup
 ## The Python package alone: fresh venv, `pip install .`, stubtest, mypy --strict, pytest.
 python-test: setup
 	bash python/run-tests.sh
+
+## Try the LLM correction step with a real local LLM (manual; not run in CI). Start any
+## OpenAI-compatible chat server first, e.g. llama.cpp's
+##   llama-server -m qwen2.5-coder-1.5b-instruct-q4_k_m.gguf --port 8081 -t 1
+## (1 thread: 2 threads were ~18x slower on this 2-core machine; see ../shared/CONTEXT.md),
+## then: make try-llm LLM_URL=http://127.0.0.1:8081 CLIP=note.wav DICTIONARY='["kubectl"]'
+## It serves with CTXSCRIBE_LLM_URL set and posts CLIP; the server log shows the timings.
+LLM_URL ?=
+LLM_MODEL ?= local
+CLIP ?=
+DICTIONARY ?= []
+TRY_PORT ?= 8090
+try-llm: setup
+	@test -n "$(LLM_URL)" || { echo "set LLM_URL to an OpenAI-compatible chat server"; exit 2; }
+	@test -f "$(CLIP)" || { echo "set CLIP to an audio file"; exit 2; }
+	$(CARGO) build --release --features server --example server
+	CTXSCRIBE_LLM_URL='$(LLM_URL)' CTXSCRIBE_LLM_MODEL='$(LLM_MODEL)' \
+	  target/release/examples/server --host 127.0.0.1 --port $(TRY_PORT) & pid=$$!; \
+	  trap 'kill $$pid' EXIT; \
+	  for i in $$(seq 120); do curl -sf http://127.0.0.1:$(TRY_PORT)/health >/dev/null && break; sleep 1; done; \
+	  curl -s http://127.0.0.1:$(TRY_PORT)/v1/audio/transcriptions -F file=@'$(CLIP)' \
+	    -F 'dictionary=$(DICTIONARY)'; echo

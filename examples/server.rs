@@ -61,7 +61,7 @@
 //! | `request_too_large` | 413 | the body is over `--max-file-bytes` + 4 MiB (checked on `Content-Length` before reading, and while streaming), or a text field is over 2 MiB |
 //! | `unsupported_media_type` | 415 | the body is not `multipart/form-data` |
 //! | `model_unavailable` | 500 | the model cannot be used (a configuration problem) |
-//! | `transcription_failed` | 502 | the engine failed, or the transcription passed `--request-timeout` |
+//! | `transcription_failed` | 502 | the engine or a remote provider (`CTXSCRIBE_ASR_URL`, `CTXSCRIBE_LLM_URL`) failed, or the transcription passed `--request-timeout` |
 //! | `server_busy` | 503 | every engine slot and queue place is taken, or the queue wait passed the timeout; `Retry-After` says when to try again |
 //!
 //! Checks run in this order: path and method, API key, content type, `Content-Length`,

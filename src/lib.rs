@@ -6,7 +6,9 @@
 //!
 //! The modules mirror the pipeline: [`audio`] (probe, decode, downmix, resample to
 //! 16 kHz mono f32) -> [`context`] (validated request fields, prompt) -> [`engine`]
-//! (whisper.cpp) -> [`transcript`]. [`model`] converts and locates the weights,
+//! (whisper.cpp, or a remote endpoint through [`providers`]) -> [`correction`] (spoken
+//! forms; optionally an LLM whose edits are checked) -> [`transcript`]. [`model`]
+//! converts and locates the weights,
 //! [`config`] holds defaults and environment variables, [`error`] the one error taxonomy.
 
 pub mod audio;
