@@ -25,8 +25,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
 use ctxscribe::audio::{AudioLimits, decode_to_16k_mono};
+use ctxscribe::context::ContextTerms;
 use ctxscribe::context::parse_messages;
-use ctxscribe::context::prompt::render_prompt;
+use ctxscribe::context::prompt::{estimate_tokens, render_prompt};
 use ctxscribe::{Audio, ContextTranscriber, Decoding, Dictionary, Languages, Message};
 
 const RATE: f64 = 16_000.0;
@@ -471,7 +472,9 @@ impl FasterWhisper {
     }
 
     fn transcribe(&mut self, clip: &Clip) -> Result<(String, f64), String> {
-        let prompt = render_prompt(&clip.messages, &clip.dictionary);
+        // What OpenAI-compatible servers do with context: messages and terms as the prompt.
+        let terms = ContextTerms::from_context(&clip.messages, &clip.dictionary);
+        let prompt = render_prompt(&clip.messages, &terms, &estimate_tokens);
         let header = serde_json::json!({
             "n": clip.samples.len(),
             "prompt": if prompt.is_empty() { None } else { Some(prompt) },

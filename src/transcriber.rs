@@ -208,7 +208,11 @@ impl ContextTranscriber {
                 } else {
                     String::new()
                 };
-                let bias = layers.biasing.then(|| self.term_bias(&relevant));
+                let bias = if layers.biasing {
+                    self.term_bias(&relevant)
+                } else {
+                    None
+                };
                 let second = run_engine(&prompt, bias.as_ref())?;
                 let second_text = finish(&second.text, second.language);
                 if written(&second_text) > written_first {
@@ -240,8 +244,9 @@ impl ContextTranscriber {
         })
     }
 
-    /// The decode-time bias towards `terms`' written forms, weighted by origin.
-    fn term_bias(&self, terms: &ContextTerms) -> TermBias {
+    /// The decode-time bias towards `terms`' written forms, weighted by origin (`None`
+    /// when the speech provider cannot bias).
+    fn term_bias(&self, terms: &ContextTerms) -> Option<TermBias> {
         let weighted: Vec<(String, f32)> = terms
             .terms()
             .iter()

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::context::{ContextTerms, Language, Message};
 use crate::correction::llm::{LlmReview, review};
-use crate::engine::{EngineOutput, EngineRequest, WhisperEngine};
+use crate::engine::{BiasStrength, EngineOutput, EngineRequest, TermBias, WhisperEngine};
 use crate::error::Result;
 
 #[cfg(feature = "remote")]
@@ -48,6 +48,13 @@ pub trait SpeechProvider: Send + Sync + fmt::Debug {
     /// True when the model may know more languages than English (a remote provider
     /// cannot tell, and says true).
     fn is_multilingual(&self) -> bool;
+
+    /// Decode-time biasing towards `terms` (written form, weight), for providers that
+    /// decode locally; `None` for those that cannot bias (remote endpoints).
+    fn term_bias(&self, terms: &[(String, f32)], strength: BiasStrength) -> Option<TermBias> {
+        let _ = (terms, strength);
+        None
+    }
 }
 
 impl SpeechProvider for WhisperEngine {
@@ -61,6 +68,10 @@ impl SpeechProvider for WhisperEngine {
 
     fn is_multilingual(&self) -> bool {
         WhisperEngine::is_multilingual(self)
+    }
+
+    fn term_bias(&self, terms: &[(String, f32)], strength: BiasStrength) -> Option<TermBias> {
+        Some(WhisperEngine::term_bias(self, terms, strength))
     }
 }
 
