@@ -42,7 +42,7 @@
 //! Every error is `{"error": {"message", "type", "param", "code"}}` with all four keys:
 //! `code` is one of the codes below, `param` the offending field or `null`, `type` is
 //! `invalid_request_error` for 4xx and `server_error` for 5xx (as OpenAI does). The
-//! statuses come from the code, in one place ([`status_for_code`]).
+//! statuses come from the code, in one place ([`api_error::status_for_code`]).
 //!
 //! | code | HTTP | when |
 //! |---|---|---|
@@ -113,6 +113,9 @@
 //! Never audio, keys, field contents or error messages (which may quote fields). A
 //! successful response also carries the stages in a `Server-Timing` header.
 
+mod api_error;
+mod form;
+
 use std::collections::BTreeMap;
 use std::collections::hash_map::RandomState;
 use std::convert::Infallible;
@@ -125,28 +128,27 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use ctxscribe::context::{Languages, Message, parse_dictionary, parse_languages, parse_messages};
-use ctxscribe::{AudioLimits, ContextTranscriber, Dictionary, Error as LibError};
-use http_body_util::{BodyDataStream, BodyExt, Full};
+use ctxscribe::{AudioLimits, ContextTranscriber};
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 use subtle::{Choice, ConstantTimeEq};
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::{error, info, warn};
 
+use crate::api_error::{ApiError, json_response};
+use crate::form::read_form;
+
 /// The transcription endpoint (OpenAI's path).
 const TRANSCRIPTIONS_PATH: &str = "/v1/audio/transcriptions";
 /// The liveness/readiness endpoint.
 const HEALTH_PATH: &str = "/health";
-/// Most bytes of one form field other than `file` (the library's largest field limit,
-/// `dictionary`, is 1 MiB; its own limits give the precise errors below this one).
-const MAX_TEXT_FIELD_BYTES: u64 = 2 * 1024 * 1024;
 /// Room for the text fields and the multipart framing on top of the file limit.
 const FORM_OVERHEAD_BYTES: u64 = 4 * 1024 * 1024;
 /// How long a client may take to send its request headers.
@@ -686,125 +688,6 @@ fn init_logging(format: LogFormat, level: tracing::Level) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Errors: the OpenAI-style body, statuses from codes in one place
-// ---------------------------------------------------------------------------------------
-
-/// An error answer: `{"error": {"message", "type", "param", "code"}}`.
-#[derive(Debug, Clone, PartialEq)]
-struct ApiError {
-    code: &'static str,
-    message: String,
-    param: Option<String>,
-    /// Extra headers (`Retry-After`, `Allow`, `WWW-Authenticate`).
-    headers: Vec<(header::HeaderName, String)>,
-}
-
-/// The HTTP status of every code the server answers with: the library's
-/// (`ctxscribe::Error::code`) and the server's own. The only such mapping.
-fn status_for_code(code: &str) -> StatusCode {
-    match code {
-        "invalid_request"
-        | "unsupported_audio_type"
-        | "audio_decode_failed"
-        | "audio_too_long"
-        | "missing_file"
-        | "unsupported_response_format"
-        | "invalid_multipart" => StatusCode::BAD_REQUEST,
-        "invalid_api_key" => StatusCode::UNAUTHORIZED,
-        "not_found" => StatusCode::NOT_FOUND,
-        "method_not_allowed" => StatusCode::METHOD_NOT_ALLOWED,
-        "request_timeout" => StatusCode::REQUEST_TIMEOUT,
-        "file_too_large" | "request_too_large" => StatusCode::PAYLOAD_TOO_LARGE,
-        "unsupported_media_type" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "transcription_failed" => StatusCode::BAD_GATEWAY,
-        "server_busy" => StatusCode::SERVICE_UNAVAILABLE,
-        // model_unavailable, and any code a newer library adds.
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    }
-}
-
-impl ApiError {
-    fn new(code: &'static str, message: impl Into<String>) -> Self {
-        ApiError {
-            code,
-            message: message.into(),
-            param: None,
-            headers: Vec::new(),
-        }
-    }
-
-    fn param(mut self, param: impl Into<String>) -> Self {
-        self.param = Some(param.into());
-        self
-    }
-
-    fn header(mut self, name: header::HeaderName, value: impl Into<String>) -> Self {
-        self.headers.push((name, value.into()));
-        self
-    }
-
-    /// An `invalid_request` about `field`, with the library's message (for fields that
-    /// go through a library parser under another name, such as `language`).
-    fn invalid_field(field: &'static str, error: LibError) -> Self {
-        match error {
-            LibError::InvalidRequest { message, .. } => {
-                ApiError::new("invalid_request", message).param(field)
-            }
-            other => other.into(),
-        }
-    }
-
-    fn status(&self) -> StatusCode {
-        status_for_code(self.code)
-    }
-
-    fn into_response(self) -> Response<Full<Bytes>> {
-        let status = self.status();
-        let kind = if status.is_server_error() {
-            "server_error"
-        } else {
-            "invalid_request_error"
-        };
-        let body = json!({
-            "error": {
-                "message": self.message,
-                "type": kind,
-                "param": self.param,
-                "code": self.code,
-            }
-        });
-        let mut response = json_response(status, &body);
-        for (name, value) in self.headers {
-            if let Ok(value) = HeaderValue::from_str(&value) {
-                response.headers_mut().append(name, value);
-            }
-        }
-        response
-    }
-}
-
-impl From<LibError> for ApiError {
-    fn from(error: LibError) -> Self {
-        ApiError {
-            code: error.code(),
-            message: error.to_string(),
-            param: error.param().map(str::to_owned),
-            headers: Vec::new(),
-        }
-    }
-}
-
-fn json_response(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-// ---------------------------------------------------------------------------------------
 // Authentication
 // ---------------------------------------------------------------------------------------
 
@@ -872,6 +755,15 @@ impl ApiKeys {
         let unauthorized = |message: &str| {
             ApiError::new("invalid_api_key", message).header(header::WWW_AUTHENTICATE, "Bearer")
         };
+        // One guess per header and request: repeating a header (hyper accepts up to 100)
+        // would otherwise test that many keys per request.
+        if headers.get_all(header::AUTHORIZATION).iter().count() > 1
+            || headers.get_all("x-api-key").iter().count() > 1
+        {
+            return Err(unauthorized(
+                "Send one API key: the Authorization or X-Api-Key header was repeated.",
+            ));
+        }
         if presented.is_empty() {
             return Err(unauthorized(
                 "Missing API key: send it as `Authorization: Bearer <key>` or `X-Api-Key: <key>`.",
@@ -1300,301 +1192,13 @@ fn linger(mut body: Incoming, expects_continue: bool, cap: u64) {
     }));
 }
 
-// ---------------------------------------------------------------------------------------
-// The form
-// ---------------------------------------------------------------------------------------
-
-/// Text fields the server knows (everything else is ignored).
-const TEXT_FIELDS: &[&str] = &[
-    "messages",
-    "languages",
-    "dictionary",
-    "prompt",
-    "language",
-    "response_format",
-    "model",
-    "temperature",
-];
-
-/// The fields of one request, as sent.
-#[derive(Debug, Default)]
-struct Form {
-    file: Option<Vec<u8>>,
-    text: BTreeMap<&'static str, String>,
-    /// `languages[]` / `dictionary[]` items, in order.
-    lists: BTreeMap<&'static str, Vec<String>>,
-    /// `messages[][key]` values: the n-th value of each key goes to message n.
-    message_items: Vec<serde_json::Map<String, Value>>,
-    message_key_counts: BTreeMap<String, usize>,
-}
-
-/// What a multipart field name means.
-#[derive(Debug, PartialEq)]
-enum FieldName {
-    File,
-    Text(&'static str),
-    ListItem(&'static str),
-    MessageItem(String),
-    Unknown,
-}
-
-fn classify(name: &str) -> FieldName {
-    if name == "file" {
-        return FieldName::File;
-    }
-    if let Some(known) = TEXT_FIELDS.iter().find(|f| **f == name) {
-        return FieldName::Text(known);
-    }
-    match name {
-        "languages[]" => return FieldName::ListItem("languages"),
-        "dictionary[]" => return FieldName::ListItem("dictionary"),
-        _ => {}
-    }
-    if let Some(key) = name
-        .strip_prefix("messages[][")
-        .and_then(|rest| rest.strip_suffix(']'))
-    {
-        return FieldName::MessageItem(key.to_owned());
-    }
-    FieldName::Unknown
-}
-
-/// Reads the multipart body, streaming, in any field order, within the size limits.
-async fn read_form(
-    body: &mut Incoming,
-    boundary: String,
-    max_file_bytes: u64,
-    max_body: u64,
-) -> Result<Form, ApiError> {
-    let limits = multer::SizeLimit::new()
-        .whole_stream(max_body)
-        .per_field(MAX_TEXT_FIELD_BYTES)
-        .for_field("file", max_file_bytes);
-    let mut multipart = multer::Multipart::with_constraints(
-        BodyDataStream::new(body),
-        boundary,
-        multer::Constraints::new().size_limit(limits),
-    );
-    let mut form = Form::default();
-    while let Some(mut field) = multipart.next_field().await.map_err(multipart_error)? {
-        let name = field.name().unwrap_or_default().to_owned();
-        let kind = classify(&name);
-        if kind == FieldName::Unknown {
-            while field.chunk().await.map_err(multipart_error)?.is_some() {}
-            continue;
-        }
-        if kind == FieldName::File {
-            if form.file.is_some() {
-                return Err(twice("file"));
-            }
-            let mut file = Vec::new();
-            while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
-                file.extend_from_slice(&chunk);
-            }
-            form.file = Some(file);
-            continue;
-        }
-        let bytes = field.bytes().await.map_err(multipart_error)?;
-        let text = String::from_utf8(bytes.to_vec()).map_err(|_| {
-            ApiError::new("invalid_request", format!("{name} is not valid UTF-8 text"))
-                .param(base_name(&name))
-        })?;
-        form.add(kind, text)?;
-    }
-    Ok(form)
-}
-
-/// `dictionary` for `dictionary[]`, `messages` for `messages[][role]`.
-fn base_name(name: &str) -> &str {
-    name.split('[').next().unwrap_or(name)
-}
-
-fn twice(field: &str) -> ApiError {
-    ApiError::new(
-        "invalid_request",
-        format!("{field} was given more than once"),
-    )
-    .param(field)
-}
-
-fn multipart_error(error: multer::Error) -> ApiError {
-    match error {
-        multer::Error::FieldSizeExceeded { limit, field_name } => match field_name.as_deref() {
-            Some("file") => ApiError::new(
-                "file_too_large",
-                format!("The audio file is larger than the limit of {limit} bytes."),
-            )
-            .param("file"),
-            name => {
-                let name = name.unwrap_or_default();
-                ApiError::new(
-                    "request_too_large",
-                    format!("The field {name:?} is larger than the limit of {limit} bytes."),
-                )
-                .param(base_name(name))
-            }
-        },
-        multer::Error::StreamSizeExceeded { limit } => ApiError::new(
-            "request_too_large",
-            format!("The request body is larger than the limit of {limit} bytes."),
-        ),
-        multer::Error::StreamReadFailed(_) => ApiError::new(
-            "invalid_multipart",
-            "The request body could not be read to its end.",
-        ),
-        other => ApiError::new(
-            "invalid_multipart",
-            format!("The multipart/form-data body is malformed: {other}."),
-        ),
-    }
-}
-
-/// A request ready for the engine.
-#[derive(Debug)]
-struct Job {
-    audio: Vec<u8>,
-    messages: Vec<Message>,
-    languages: Languages,
-    dictionary: Dictionary,
-}
-
-impl Form {
-    fn add(&mut self, kind: FieldName, value: String) -> Result<(), ApiError> {
-        match kind {
-            FieldName::Text(name) => {
-                let bracketed = self.lists.contains_key(name)
-                    || (name == "messages" && !self.message_items.is_empty());
-                if self.text.insert(name, value).is_some() || bracketed {
-                    return Err(twice(name));
-                }
-            }
-            FieldName::ListItem(name) => {
-                if self.text.contains_key(name) {
-                    return Err(twice(name));
-                }
-                self.lists.entry(name).or_default().push(value);
-            }
-            FieldName::MessageItem(key) => {
-                if self.text.contains_key("messages") {
-                    return Err(twice("messages"));
-                }
-                if key.is_empty() || key.contains(['[', ']']) {
-                    return Err(ApiError::new(
-                        "invalid_request",
-                        format!(
-                            "messages[][{key}] is not supported: bracketed messages take \
-                             messages[][role] and messages[][content] (a string); send \
-                             messages as a JSON string for content parts"
-                        ),
-                    )
-                    .param("messages"));
-                }
-                let index = self.message_key_counts.entry(key.clone()).or_insert(0);
-                if self.message_items.len() <= *index {
-                    self.message_items.push(serde_json::Map::new());
-                }
-                self.message_items[*index].insert(key, Value::String(value));
-                *index += 1;
-            }
-            FieldName::File | FieldName::Unknown => {}
-        }
-        Ok(())
-    }
-
-    /// A field's text, `None` when absent or empty (an empty field means "not given").
-    fn text(&self, name: &str) -> Option<&str> {
-        self.text
-            .get(name)
-            .map(String::as_str)
-            .filter(|t| !t.trim().is_empty())
-    }
-
-    /// `messages` / `languages` / `dictionary` as text for the library's parser: the
-    /// field itself, or its bracketed items as a JSON array; `None` when not given.
-    fn wire_text(&self, name: &str) -> Option<String> {
-        if let Some(text) = self.text(name) {
-            return Some(text.to_owned());
-        }
-        if name == "messages" {
-            return (!self.message_items.is_empty()).then(|| {
-                Value::Array(
-                    self.message_items
-                        .iter()
-                        .cloned()
-                        .map(Value::Object)
-                        .collect(),
-                )
-                .to_string()
-            });
-        }
-        self.lists.get(name).map(|items| json!(items).to_string())
-    }
-
-    /// Validates the fields, in the contract's order, into a [`Job`].
-    fn into_job(mut self) -> Result<Job, ApiError> {
-        let Some(audio) = self.file.take() else {
-            return Err(ApiError::new(
-                "missing_file",
-                "The request has no `file` part: send the audio as a multipart file field \
-                 named `file`.",
-            )
-            .param("file"));
-        };
-        ctxscribe::audio::detect_format(&audio)?;
-        if let Some(format) = self.text("response_format")
-            && format.trim() != "json"
-        {
-            return Err(ApiError::new(
-                "unsupported_response_format",
-                format!(
-                    "response_format {:?} is not supported; this server returns json \
-                     ({{\"text\": ...}}) only.",
-                    format.chars().take(40).collect::<String>()
-                ),
-            )
-            .param("response_format"));
-        }
-        let mut messages = match self.wire_text("messages") {
-            Some(text) => parse_messages(&text)?,
-            None => Vec::new(),
-        };
-        let languages = match (self.wire_text("languages"), self.text("language")) {
-            (Some(text), _) => parse_languages(&text)?,
-            (None, Some(language)) => {
-                parse_languages(language).map_err(|e| ApiError::invalid_field("language", e))?
-            }
-            (None, None) => Languages::Auto,
-        };
-        let dictionary = match self.wire_text("dictionary") {
-            Some(text) => parse_dictionary(&text)?,
-            None => Dictionary::default(),
-        };
-        if let Some(prompt) = self.text("prompt") {
-            let prompt = ctxscribe::context::validate_messages(vec![Message::user(prompt)])
-                .map_err(|e| match e {
-                    LibError::InvalidRequest { message, .. } => ApiError::new(
-                        "invalid_request",
-                        message.replacen("messages[0].content", "prompt", 1),
-                    )
-                    .param("prompt"),
-                    other => other.into(),
-                })?;
-            messages.extend(prompt);
-            // The prompt counts towards the limits on all messages together.
-            messages = ctxscribe::context::validate_messages(messages)?;
-        }
-        Ok(Job {
-            audio,
-            messages,
-            languages,
-            dictionary,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api_error::status_for_code;
+    use crate::form::{FieldName, Form, Job, classify};
+    use ctxscribe::context::{Languages, Message, parse_dictionary, parse_languages};
+    use serde_json::Value;
 
     fn config(args: &[&str], env: &[(&str, &str)]) -> Result<Config, String> {
         let env: BTreeMap<String, String> = env
@@ -1787,6 +1391,18 @@ mod tests {
                 "{}",
                 error.message
             );
+        }
+        // A repeated header is refused, even when one of its values is right.
+        for repeated in [
+            headers(&[
+                ("authorization", "Bearer guess-1"),
+                ("authorization", "Bearer secret"),
+            ]),
+            headers(&[("x-api-key", "secret"), ("x-api-key", "guess-2")]),
+        ] {
+            let error = keys.check(&repeated).expect_err("repeated header");
+            assert_eq!(error.code, "invalid_api_key");
+            assert!(error.message.contains("repeated"), "{}", error.message);
         }
         let error = keys
             .check(&headers(&[("authorization", "Bearer secreT")]))

@@ -1,0 +1,312 @@
+//! The `multipart/form-data` request: streaming it in within the limits, and validating
+//! its fields (through the library's parsers) into a [`Job`].
+//!
+//! This module depends on nothing else in the server but [`crate::api_error`], so that the
+//! fuzz targets (`fuzz/fuzz_targets/multipart_form.rs`) include it as is.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use ctxscribe::context::{Languages, Message, parse_dictionary, parse_languages, parse_messages};
+use ctxscribe::{Dictionary, Error as LibError};
+use http_body_util::BodyDataStream;
+use hyper::body::Body;
+use serde_json::{Value, json};
+
+use crate::api_error::ApiError;
+
+/// Most bytes of one form field other than `file` (the library's largest field limit,
+/// `dictionary`, is 1 MiB; its own limits give the precise errors below this one).
+pub(crate) const MAX_TEXT_FIELD_BYTES: u64 = 2 * 1024 * 1024;
+
+/// Text fields the server knows (everything else is ignored).
+pub(crate) const TEXT_FIELDS: &[&str] = &[
+    "messages",
+    "languages",
+    "dictionary",
+    "prompt",
+    "language",
+    "response_format",
+    "model",
+    "temperature",
+];
+
+/// The fields of one request, as sent.
+#[derive(Debug, Default)]
+pub(crate) struct Form {
+    pub(crate) file: Option<Vec<u8>>,
+    pub(crate) text: BTreeMap<&'static str, String>,
+    /// `languages[]` / `dictionary[]` items, in order.
+    pub(crate) lists: BTreeMap<&'static str, Vec<String>>,
+    /// `messages[][key]` values: the n-th value of each key goes to message n.
+    pub(crate) message_items: Vec<serde_json::Map<String, Value>>,
+    pub(crate) message_key_counts: BTreeMap<String, usize>,
+}
+
+/// What a multipart field name means.
+#[derive(Debug, PartialEq)]
+pub(crate) enum FieldName {
+    File,
+    Text(&'static str),
+    ListItem(&'static str),
+    MessageItem(String),
+    Unknown,
+}
+
+pub(crate) fn classify(name: &str) -> FieldName {
+    if name == "file" {
+        return FieldName::File;
+    }
+    if let Some(known) = TEXT_FIELDS.iter().find(|f| **f == name) {
+        return FieldName::Text(known);
+    }
+    match name {
+        "languages[]" => return FieldName::ListItem("languages"),
+        "dictionary[]" => return FieldName::ListItem("dictionary"),
+        _ => {}
+    }
+    if let Some(key) = name
+        .strip_prefix("messages[][")
+        .and_then(|rest| rest.strip_suffix(']'))
+    {
+        return FieldName::MessageItem(key.to_owned());
+    }
+    FieldName::Unknown
+}
+
+/// Reads the multipart body, streaming, in any field order, within the size limits.
+pub(crate) async fn read_form<B>(
+    body: &mut B,
+    boundary: String,
+    max_file_bytes: u64,
+    max_body: u64,
+) -> Result<Form, ApiError>
+where
+    B: Body<Data = Bytes> + Send + Unpin,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let limits = multer::SizeLimit::new()
+        .whole_stream(max_body)
+        .per_field(MAX_TEXT_FIELD_BYTES)
+        .for_field("file", max_file_bytes);
+    let mut multipart = multer::Multipart::with_constraints(
+        BodyDataStream::new(body),
+        boundary,
+        multer::Constraints::new().size_limit(limits),
+    );
+    let mut form = Form::default();
+    while let Some(mut field) = multipart.next_field().await.map_err(multipart_error)? {
+        let name = field.name().unwrap_or_default().to_owned();
+        let kind = classify(&name);
+        if kind == FieldName::Unknown {
+            while field.chunk().await.map_err(multipart_error)?.is_some() {}
+            continue;
+        }
+        if kind == FieldName::File {
+            if form.file.is_some() {
+                return Err(twice("file"));
+            }
+            let mut file = Vec::new();
+            while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+                file.extend_from_slice(&chunk);
+            }
+            form.file = Some(file);
+            continue;
+        }
+        let bytes = field.bytes().await.map_err(multipart_error)?;
+        let text = String::from_utf8(bytes.to_vec()).map_err(|_| {
+            ApiError::new("invalid_request", format!("{name} is not valid UTF-8 text"))
+                .param(base_name(&name))
+        })?;
+        form.add(kind, text)?;
+    }
+    Ok(form)
+}
+
+/// `dictionary` for `dictionary[]`, `messages` for `messages[][role]`.
+pub(crate) fn base_name(name: &str) -> &str {
+    name.split('[').next().unwrap_or(name)
+}
+
+pub(crate) fn twice(field: &str) -> ApiError {
+    ApiError::new(
+        "invalid_request",
+        format!("{field} was given more than once"),
+    )
+    .param(field)
+}
+
+pub(crate) fn multipart_error(error: multer::Error) -> ApiError {
+    match error {
+        multer::Error::FieldSizeExceeded { limit, field_name } => match field_name.as_deref() {
+            Some("file") => ApiError::new(
+                "file_too_large",
+                format!("The audio file is larger than the limit of {limit} bytes."),
+            )
+            .param("file"),
+            name => {
+                let name = name.unwrap_or_default();
+                ApiError::new(
+                    "request_too_large",
+                    format!("The field {name:?} is larger than the limit of {limit} bytes."),
+                )
+                .param(base_name(name))
+            }
+        },
+        multer::Error::StreamSizeExceeded { limit } => ApiError::new(
+            "request_too_large",
+            format!("The request body is larger than the limit of {limit} bytes."),
+        ),
+        multer::Error::StreamReadFailed(_) => ApiError::new(
+            "invalid_multipart",
+            "The request body could not be read to its end.",
+        ),
+        other => ApiError::new(
+            "invalid_multipart",
+            format!("The multipart/form-data body is malformed: {other}."),
+        ),
+    }
+}
+
+/// A request ready for the engine.
+#[derive(Debug)]
+pub(crate) struct Job {
+    pub(crate) audio: Vec<u8>,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) languages: Languages,
+    pub(crate) dictionary: Dictionary,
+}
+
+impl Form {
+    pub(crate) fn add(&mut self, kind: FieldName, value: String) -> Result<(), ApiError> {
+        match kind {
+            FieldName::Text(name) => {
+                let bracketed = self.lists.contains_key(name)
+                    || (name == "messages" && !self.message_items.is_empty());
+                if self.text.insert(name, value).is_some() || bracketed {
+                    return Err(twice(name));
+                }
+            }
+            FieldName::ListItem(name) => {
+                if self.text.contains_key(name) {
+                    return Err(twice(name));
+                }
+                self.lists.entry(name).or_default().push(value);
+            }
+            FieldName::MessageItem(key) => {
+                if self.text.contains_key("messages") {
+                    return Err(twice("messages"));
+                }
+                if key.is_empty() || key.contains(['[', ']']) {
+                    return Err(ApiError::new(
+                        "invalid_request",
+                        format!(
+                            "messages[][{key}] is not supported: bracketed messages take \
+                             messages[][role] and messages[][content] (a string); send \
+                             messages as a JSON string for content parts"
+                        ),
+                    )
+                    .param("messages"));
+                }
+                let index = self.message_key_counts.entry(key.clone()).or_insert(0);
+                if self.message_items.len() <= *index {
+                    self.message_items.push(serde_json::Map::new());
+                }
+                self.message_items[*index].insert(key, Value::String(value));
+                *index += 1;
+            }
+            FieldName::File | FieldName::Unknown => {}
+        }
+        Ok(())
+    }
+
+    /// A field's text, `None` when absent or empty (an empty field means "not given").
+    pub(crate) fn text(&self, name: &str) -> Option<&str> {
+        self.text
+            .get(name)
+            .map(String::as_str)
+            .filter(|t| !t.trim().is_empty())
+    }
+
+    /// `messages` / `languages` / `dictionary` as text for the library's parser: the
+    /// field itself, or its bracketed items as a JSON array; `None` when not given.
+    pub(crate) fn wire_text(&self, name: &str) -> Option<String> {
+        if let Some(text) = self.text(name) {
+            return Some(text.to_owned());
+        }
+        if name == "messages" {
+            return (!self.message_items.is_empty()).then(|| {
+                Value::Array(
+                    self.message_items
+                        .iter()
+                        .cloned()
+                        .map(Value::Object)
+                        .collect(),
+                )
+                .to_string()
+            });
+        }
+        self.lists.get(name).map(|items| json!(items).to_string())
+    }
+
+    /// Validates the fields, in the contract's order, into a [`Job`].
+    pub(crate) fn into_job(mut self) -> Result<Job, ApiError> {
+        let Some(audio) = self.file.take() else {
+            return Err(ApiError::new(
+                "missing_file",
+                "The request has no `file` part: send the audio as a multipart file field \
+                 named `file`.",
+            )
+            .param("file"));
+        };
+        ctxscribe::audio::detect_format(&audio)?;
+        if let Some(format) = self.text("response_format")
+            && format.trim() != "json"
+        {
+            return Err(ApiError::new(
+                "unsupported_response_format",
+                format!(
+                    "response_format {:?} is not supported; this server returns json \
+                     ({{\"text\": ...}}) only.",
+                    format.chars().take(40).collect::<String>()
+                ),
+            )
+            .param("response_format"));
+        }
+        let mut messages = match self.wire_text("messages") {
+            Some(text) => parse_messages(&text)?,
+            None => Vec::new(),
+        };
+        let languages = match (self.wire_text("languages"), self.text("language")) {
+            (Some(text), _) => parse_languages(&text)?,
+            (None, Some(language)) => {
+                parse_languages(language).map_err(|e| ApiError::invalid_field("language", e))?
+            }
+            (None, None) => Languages::Auto,
+        };
+        let dictionary = match self.wire_text("dictionary") {
+            Some(text) => parse_dictionary(&text)?,
+            None => Dictionary::default(),
+        };
+        if let Some(prompt) = self.text("prompt") {
+            let prompt = ctxscribe::context::validate_messages(vec![Message::user(prompt)])
+                .map_err(|e| match e {
+                    LibError::InvalidRequest { message, .. } => ApiError::new(
+                        "invalid_request",
+                        message.replacen("messages[0].content", "prompt", 1),
+                    )
+                    .param("prompt"),
+                    other => other.into(),
+                })?;
+            messages.extend(prompt);
+            // The prompt counts towards the limits on all messages together.
+            messages = ctxscribe::context::validate_messages(messages)?;
+        }
+        Ok(Job {
+            audio,
+            messages,
+            languages,
+            dictionary,
+        })
+    }
+}
