@@ -370,6 +370,17 @@ impl Form {
         self
     }
 
+    /// A text field with arbitrary bytes (not necessarily UTF-8).
+    fn raw(mut self, name: &str, data: Vec<u8>) -> Self {
+        self.parts.push(Part {
+            name: name.to_owned(),
+            filename: None,
+            content_type: None,
+            data,
+        });
+        self
+    }
+
     /// The audio file at `path` as the `file` part.
     fn file(self, path: &Path) -> Self {
         let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
@@ -1123,6 +1134,634 @@ fn sigterm_finishes_the_requests_in_flight() {
     let logs = server.logs().join("\n");
     assert!(logs.contains("shutting down"), "{logs}");
     assert!(logs.contains("all requests finished"), "{logs}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile input (issue 7): every case gets a bounded, typed answer, the server stays up
+// and its memory returns to where it was
+// ---------------------------------------------------------------------------------------
+
+/// The resident set of a process, from /proc (Linux), in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/<pid>/status")
+}
+
+/// The offset of `name`'s payload in a RIFF file (after its 8-byte chunk header).
+fn riff_chunk(bytes: &[u8], name: &[u8; 4]) -> usize {
+    let mut at = 12;
+    while at + 8 <= bytes.len() {
+        let size = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().expect("4 bytes")) as usize;
+        if &bytes[at..at + 4] == name {
+            return at + 8;
+        }
+        at += 8 + size + (size & 1);
+    }
+    panic!("no {:?} chunk", String::from_utf8_lossy(name))
+}
+
+/// The short clip (a wav) with `patch` applied to its bytes.
+fn patched_wav(patch: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
+    let mut wav = std::fs::read(short_clip()).expect("read the short clip");
+    patch(&mut wav);
+    wav
+}
+
+/// A fragmented MP4 whose every `trun` box claims 0xFFFFFFFF samples.
+fn fmp4_with_huge_sample_counts() -> Vec<u8> {
+    let mut bytes =
+        std::fs::read(audio_fixture("ok_m4a_aac_fragmented.m4a")).expect("read the fMP4 fixture");
+    let mut patched = 0;
+    let mut at = 0;
+    while let Some(found) = find(&bytes[at..], b"trun") {
+        let count = at + found + 8; // type, then version + flags, then sample_count
+        bytes[count..count + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+        patched += 1;
+        at = count + 4;
+    }
+    assert!(patched > 0, "no trun box in the fragmented fixture");
+    bytes
+}
+
+/// One hostile request and the answer it must get.
+struct Hostile {
+    case: &'static str,
+    form: Form,
+    status: u16,
+    code: &'static str,
+    param: Option<&'static str>,
+}
+
+fn hostile_cases() -> Vec<Hostile> {
+    let wav = std::fs::read(short_clip()).expect("read clip");
+    let with_wav = || Form::new().file_bytes("a.wav", "audio/wav", wav.clone());
+    let fixture = |name: &str| Form::new().file(&audio_fixture(name));
+    let case = |case, form, status, code, param| Hostile {
+        case,
+        form,
+        status,
+        code,
+        param,
+    };
+    let mut many_items = with_wav();
+    for i in 0..100_000 {
+        many_items = many_items.text("dictionary[]", &format!("t{i}"));
+    }
+    let hundred_k_terms: Vec<String> = (0..100_000).map(|i| format!("term{i}")).collect();
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let huge_messages = json!([{"role": "user", "content": "x".repeat(MIB)}]).to_string();
+    let long_messages = json!(
+        (0..1000)
+            .map(|_| json!({"role": "user", "content": "y".repeat(200)}))
+            .collect::<Vec<_>>()
+    )
+    .to_string();
+    vec![
+        // Duration bombs: 2 h of silence in ~2 MB (default 3600 s limit).
+        case(
+            "2 h of silence, Ogg Opus (1.9 MB)",
+            fixture("bomb_silence_2h_opus.ogg"),
+            400,
+            "audio_too_long",
+            Some("file"),
+        ),
+        case(
+            "2 h of silence, WebM Opus (2.0 MB)",
+            fixture("bomb_silence_2h_opus.webm"),
+            400,
+            "audio_too_long",
+            Some("file"),
+        ),
+        case(
+            "2 h of silence, FLAC (1.3 MB)",
+            fixture("bomb_silence_2h.flac"),
+            400,
+            "unsupported_audio_type",
+            Some("file"),
+        ),
+        // Lying headers.
+        case(
+            "wav whose data chunk claims 4 GiB",
+            Form::new().file_bytes(
+                "a.wav",
+                "audio/wav",
+                patched_wav(|w| {
+                    let data = riff_chunk(w, b"data");
+                    w[data - 4..data].copy_from_slice(&u32::MAX.to_le_bytes());
+                }),
+            ),
+            400,
+            "audio_decode_failed",
+            Some("file"),
+        ),
+        // What streaming recorders write: both sizes 0xFFFFFFFF, the real data shorter.
+        case(
+            "wav whose RIFF and data sizes claim 4 GiB",
+            Form::new().file_bytes(
+                "a.wav",
+                "audio/wav",
+                patched_wav(|w| {
+                    let data = riff_chunk(w, b"data");
+                    w[data - 4..data].copy_from_slice(&u32::MAX.to_le_bytes());
+                    w[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+                }),
+            ),
+            200,
+            "",
+            None,
+        ),
+        case(
+            "wav whose RIFF size claims 4 GiB",
+            Form::new().file_bytes(
+                "a.wav",
+                "audio/wav",
+                patched_wav(|w| w[4..8].copy_from_slice(&u32::MAX.to_le_bytes())),
+            ),
+            200,
+            "",
+            None,
+        ),
+        case(
+            "wav declaring 0 channels",
+            Form::new().file_bytes(
+                "a.wav",
+                "audio/wav",
+                patched_wav(|w| {
+                    let fmt = riff_chunk(w, b"fmt ");
+                    w[fmt + 2..fmt + 4].copy_from_slice(&0u16.to_le_bytes());
+                }),
+            ),
+            400,
+            "audio_decode_failed",
+            Some("file"),
+        ),
+        case(
+            "wav declaring a 0 Hz sample rate",
+            Form::new().file_bytes(
+                "a.wav",
+                "audio/wav",
+                patched_wav(|w| {
+                    let fmt = riff_chunk(w, b"fmt ");
+                    w[fmt + 4..fmt + 8].copy_from_slice(&0u32.to_le_bytes());
+                }),
+            ),
+            400,
+            "audio_decode_failed",
+            Some("file"),
+        ),
+        case(
+            "wav declaring 4 GHz",
+            Form::new().file_bytes(
+                "a.wav",
+                "audio/wav",
+                patched_wav(|w| {
+                    let fmt = riff_chunk(w, b"fmt ");
+                    w[fmt + 4..fmt + 8].copy_from_slice(&u32::MAX.to_le_bytes());
+                }),
+            ),
+            400,
+            "audio_decode_failed",
+            Some("file"),
+        ),
+        case(
+            "fragmented MP4, every trun claiming 0xFFFFFFFF samples",
+            Form::new().file_bytes("a.m4a", "audio/mp4", fmp4_with_huge_sample_counts()),
+            400,
+            "audio_decode_failed",
+            Some("file"),
+        ),
+        // Hostile JSON and text fields.
+        case(
+            "messages nested 100,000 deep",
+            with_wav().text("messages", &deep),
+            400,
+            "invalid_request",
+            Some("messages"),
+        ),
+        case(
+            "messages of 1 MiB (limit 256 KiB)",
+            with_wav().text("messages", &huge_messages),
+            400,
+            "invalid_request",
+            Some("messages"),
+        ),
+        case(
+            "1000 messages",
+            with_wav().text("messages", &long_messages),
+            400,
+            "invalid_request",
+            Some("messages"),
+        ),
+        case(
+            "messages of 3 MiB (over the 2 MiB field cap)",
+            with_wav().text("messages", &"[".repeat(3 * MIB)),
+            413,
+            "request_too_large",
+            Some("messages"),
+        ),
+        case(
+            "100,000 dictionary terms, comma list",
+            with_wav().text("dictionary", &hundred_k_terms.join(",")),
+            400,
+            "invalid_request",
+            Some("dictionary"),
+        ),
+        case(
+            "100,000 dictionary terms, JSON array",
+            with_wav().text("dictionary", &json!(hundred_k_terms).to_string()),
+            400,
+            "invalid_request",
+            Some("dictionary"),
+        ),
+        case(
+            "100,000 dictionary[] fields",
+            many_items,
+            400,
+            "invalid_request",
+            Some("dictionary"),
+        ),
+        case(
+            "messages not UTF-8",
+            with_wav().raw(
+                "messages",
+                b"[{\"role\":\"user\",\"content\":\"\xff\xfe\"}]".to_vec(),
+            ),
+            400,
+            "invalid_request",
+            Some("messages"),
+        ),
+        case(
+            "dictionary not UTF-8",
+            with_wav().raw("dictionary", b"caf\xc3".to_vec()),
+            400,
+            "invalid_request",
+            Some("dictionary"),
+        ),
+        case(
+            "NUL bytes in dictionary",
+            with_wav().raw("dictionary", b"kube\0ctl,helm".to_vec()),
+            400,
+            "invalid_request",
+            Some("dictionary"),
+        ),
+        case(
+            "NUL escaped in messages JSON",
+            with_wav().text("messages", r#"[{"role":"user","content":"a\u0000b"}]"#),
+            400,
+            "invalid_request",
+            Some("messages"),
+        ),
+        case(
+            "NUL bytes in languages",
+            with_wav().raw("languages", b"de\0en".to_vec()),
+            400,
+            "invalid_request",
+            Some("languages"),
+        ),
+        case(
+            "NUL bytes as the file",
+            Form::new().file_bytes("a.wav", "audio/wav", vec![0; 4096]),
+            400,
+            "unsupported_audio_type",
+            Some("file"),
+        ),
+        // Multipart framing.
+        case(
+            "two file parts",
+            with_wav().file_bytes("b.wav", "audio/wav", wav.clone()),
+            400,
+            "invalid_request",
+            Some("file"),
+        ),
+    ]
+}
+
+#[test]
+fn hostile_input_gets_bounded_typed_answers_and_memory_returns_to_baseline() {
+    let server = start(&[], &[]);
+    let pid = server.child.id();
+    let cases = hostile_cases();
+    let run_all = |round: usize| {
+        for case in &cases {
+            let reply = server.transcribe(&case.form);
+            if case.status == 200 {
+                assert_eq!(reply.status, 200, "{}: {}", case.case, reply.text());
+                assert_text(&reply);
+            } else {
+                assert_error(&reply, case.status, case.code, case.param);
+            }
+            if round == 0 {
+                eprintln!(
+                    "hostile: {:<58} -> {} {}",
+                    case.case, reply.status, case.code
+                );
+            }
+        }
+    };
+    // Raw framing errors that the Form builder cannot express.
+    // (content type, body, status, code, param)
+    type RawCase = (
+        &'static str,
+        &'static [u8],
+        u16,
+        &'static str,
+        Option<&'static str>,
+    );
+    let raw_cases: [RawCase; 4] = [
+        (
+            "multipart/form-data; boundary=b",
+            b"--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nRIFF",
+            400,
+            "invalid_multipart",
+            None,
+        ),
+        (
+            "multipart/form-data; boundary=b",
+            b"--b\r\nContent-Disposition: form-data\r\n\r\nx\r\n--b--\r\n",
+            400,
+            "missing_file",
+            Some("file"),
+        ),
+        (
+            "multipart/form-data; boundary=b",
+            b"--b\r\n\r\n\r\n--b--\r\n",
+            400,
+            "invalid_multipart",
+            None,
+        ),
+        (
+            "multipart/form-data; boundary=",
+            b"--\r\n\r\n",
+            400,
+            "invalid_multipart",
+            None,
+        ),
+    ];
+    let run_raw = || {
+        for (content_type, body, status, code, param) in raw_cases {
+            let reply = server.send("POST", TRANSCRIPTIONS, &[], Some((content_type, body)));
+            assert_error(&reply, status, code, param);
+        }
+    };
+    // A part whose headers go on for 1 MiB: multer buffers them (bounded by the body
+    // limit), then the 4-byte "file" does not decode.
+    let endless_header = || {
+        let mut body = b"--b\r\nContent-Disposition: form-data; name=\"file\"\r\nX-Pad: ".to_vec();
+        body.resize(body.len() + MIB, b'a');
+        body.extend_from_slice(b"\r\n\r\nRIFF\r\n--b--\r\n");
+        let reply = server.send(
+            "POST",
+            TRANSCRIPTIONS,
+            &[],
+            Some(("multipart/form-data; boundary=b", &body)),
+        );
+        assert_error(&reply, 400, "audio_decode_failed", Some("file"));
+    };
+
+    // Round 0 warms the allocator; the baseline is taken after it.
+    run_all(0);
+    run_raw();
+    endless_header();
+    let baseline = rss_kib(pid);
+    for round in 1..=2 {
+        run_all(round);
+        run_raw();
+        endless_header();
+    }
+    let after = rss_kib(pid);
+    eprintln!("hostile: server RSS {baseline} KiB after round 0, {after} KiB after 2 more rounds");
+    // Every round sends ~40 MB; a leak of any request's body or decoded audio would show.
+    assert!(
+        after <= baseline + 64 * 1024,
+        "RSS grew from {baseline} KiB to {after} KiB"
+    );
+    let health = server.health();
+    assert_eq!(
+        (health["in_flight"].clone(), health["waiting"].clone()),
+        (json!(0), json!(0))
+    );
+    assert_text(&server.transcribe(&Form::new().file(&short_clip())));
+}
+
+/// Sends `head` then `body` one byte every `every`, until the server answers or closes.
+fn drip(addr: SocketAddr, head: &[u8], body: &[u8], every: Duration) -> Reply {
+    let started = Instant::now();
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let _ = stream.write_all(head);
+    let mut reader = stream.try_clone().expect("clone the stream");
+    let (done, finished) = mpsc::channel();
+    let body = body.to_vec();
+    let writer = std::thread::spawn(move || {
+        for byte in body {
+            if finished.try_recv().is_ok() || stream.write_all(&[byte]).is_err() {
+                break;
+            }
+            std::thread::sleep(every);
+        }
+    });
+    let reply = read_reply(&mut reader, started);
+    let _ = done.send(());
+    writer.join().expect("writer");
+    reply
+}
+
+#[test]
+fn slow_drip_uploads_and_clients_that_hang_up() {
+    // A short request timeout for the drip; the rest on a server with the default.
+    let impatient = start(&["--request-timeout", "3"], &[]);
+    let server = start(&["--max-concurrent", "1"], &[]);
+    let (content_type, body) = Form::new().file(&short_clip()).encode();
+    let head = format!(
+        "POST {TRANSCRIPTIONS} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+
+    // Slowloris on the body: a byte every 50 ms keeps the connection busy, but the
+    // request timeout (from the first byte) ends it with 408.
+    let reply = drip(
+        impatient.addr,
+        head.as_bytes(),
+        &body,
+        Duration::from_millis(50),
+    );
+    assert_error(&reply, 408, "request_timeout", None);
+
+    // Slowloris on the headers, 50 connections at once: the server still answers others.
+    let dribblers: Vec<TcpStream> = (0..50)
+        .map(|_| {
+            let mut s = TcpStream::connect(server.addr).expect("connect");
+            s.write_all(b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                .expect("write");
+            s
+        })
+        .collect();
+    assert_text(&server.transcribe(&Form::new().file(&short_clip())));
+    assert_eq!(server.health()["waiting"], 0);
+    drop(dribblers);
+
+    // A client that disconnects mid-upload: its place is freed.
+    for _ in 0..5 {
+        let mut stream = TcpStream::connect(server.addr).expect("connect");
+        stream.write_all(head.as_bytes()).expect("head");
+        stream
+            .write_all(&body[..body.len() / 2])
+            .expect("half the body");
+        drop(stream);
+    }
+    // A client that disconnects mid-transcription: the engine finishes (or stops at the
+    // deadline) and frees its slot; nothing is left running.
+    let (content_type, jfk_body) = jfk_form().encode();
+    let jfk_head = format!(
+        "POST {TRANSCRIPTIONS} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        jfk_body.len()
+    );
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream.write_all(jfk_head.as_bytes()).expect("head");
+    stream.write_all(&jfk_body).expect("body");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.health()["in_flight"] != 1 {
+        assert!(Instant::now() < deadline, "the transcription never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let health = server.health();
+        if health["in_flight"] == 0 && health["waiting"] == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "a slot stayed taken: {health}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Still serving.
+    assert_text(&server.transcribe(&Form::new().file(&short_clip())));
+}
+
+#[test]
+fn sigterm_under_load_finishes_the_queue_and_refuses_new_requests() {
+    let mut server = start(&["--max-concurrent", "1", "--max-queue", "8"], &[]);
+    let addr = server.addr;
+    let (content_type, body) = jfk_form().encode();
+    let head = format!(
+        "POST {TRANSCRIPTIONS} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let request = Arc::new((head, body));
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            let request = Arc::clone(&request);
+            std::thread::spawn(move || exchange(addr, request.0.as_bytes(), &request.1))
+        })
+        .collect();
+    // One transcribing, the others admitted and waiting for the engine.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let health = server.health();
+        if health["in_flight"] == 1 && health["waiting"] == 3 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the load never built up: {health}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+
+    // New requests are refused: no connection, or a 503 (health says draining), never
+    // a transcription.
+    std::thread::sleep(Duration::from_millis(200));
+    if let Ok(mut stream) = TcpStream::connect(addr) {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("timeout");
+        let _ = stream.write_all(request.0.as_bytes());
+        let _ = stream.write_all(&request.1);
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.is_empty() || answer.starts_with("HTTP/1.1 503"),
+            "a new request was served while draining: {answer}"
+        );
+    }
+    // Every request admitted before the signal is transcribed.
+    for client in clients {
+        let reply = client.join().expect("client thread");
+        assert!(wer(JFK, &assert_text(&reply)) <= 0.1);
+    }
+    let exit = server.wait_exit(Duration::from_secs(60));
+    assert!(exit.success(), "{exit}");
+    let logs = server.logs().join("\n");
+    assert!(logs.contains("all requests finished"), "{logs}");
+}
+
+#[test]
+fn api_key_edge_cases() {
+    let server = start(
+        &[],
+        &[("CTXSCRIBE_API_KEYS", "  sk-padded-0001  ,sk-second-0002")],
+    );
+    let cheap = Form::new().text("model", "whisper-1"); // passes auth, then missing_file
+    let refused: &[&[(&str, &str)]] = &[
+        // The key in a header the server does not read.
+        &[("Api-Key", "sk-padded-0001")],
+        &[("X-Auth-Token", "sk-padded-0001")],
+        &[("Proxy-Authorization", "Bearer sk-padded-0001")],
+        &[("Authorization", "Token sk-padded-0001")],
+        &[("Authorization", "sk-padded-0001")],
+        // Empty keys.
+        &[("Authorization", "Bearer")],
+        &[("Authorization", "Bearer   ")],
+        &[("X-Api-Key", "   ")],
+        // The configured key with its padding, or cut, or with inner whitespace.
+        &[("X-Api-Key", "sk-padded-0001x")],
+        &[("X-Api-Key", "sk-padded- 0001")],
+        &[("Authorization", "Bearer sk-padded-000")],
+        // Several guesses in one request.
+        &[
+            ("Authorization", "Bearer sk-guess-1"),
+            ("Authorization", "Bearer sk-second-0002"),
+        ],
+        &[("X-Api-Key", "sk-guess-2"), ("X-Api-Key", "sk-padded-0001")],
+    ];
+    for headers in refused {
+        let reply = server.transcribe_with(&cheap, headers);
+        assert_error(&reply, 401, "invalid_api_key", None);
+    }
+    // Configured with padding, presented with or without it: the same key.
+    for headers in [
+        &[("X-Api-Key", "sk-padded-0001")][..],
+        &[("X-Api-Key", "  sk-padded-0001  ")][..],
+        &[("Authorization", "Bearer    sk-padded-0001 ")][..],
+        &[("Authorization", "BEARER sk-second-0002")][..],
+        // Both headers, one right: allowed (a proxy may add the other).
+        &[
+            ("Authorization", "Bearer sk-wrong"),
+            ("X-Api-Key", "sk-second-0002"),
+        ][..],
+    ] {
+        let reply = server.transcribe_with(&cheap, headers);
+        assert_error(&reply, 400, "missing_file", Some("file"));
+    }
+    let logs = server.logs().join("\n");
+    for secret in ["sk-padded", "sk-second", "sk-guess", "sk-wrong"] {
+        assert!(!logs.contains(secret), "{secret} leaked into the logs");
+    }
 }
 
 // ---------------------------------------------------------------------------------------
