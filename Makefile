@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: setup serve test lint fmt bench eval bench-venv header c-test python-test try-llm
+.PHONY: setup serve test lint fmt bench eval bench-venv header c-test python-test try-llm fuzz load
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -81,3 +81,12 @@ try-llm: setup
 	  for i in $$(seq 120); do curl -sf http://127.0.0.1:$(TRY_PORT)/health >/dev/null && break; sleep 1; done; \
 	  curl -s http://127.0.0.1:$(TRY_PORT)/v1/audio/transcriptions -F file=@'$(CLIP)' \
 	    -F 'dictionary=$(DICTIONARY)'; echo
+
+## Fuzz every target (fuzz/: cargo-fuzz, nightly) for FUZZ_SECS seconds each; crashes land in fuzz/artifacts/.
+FUZZ_SECS ?= 300
+fuzz:
+	bash fuzz/run.sh $(FUZZ_SECS)
+
+## Load test on loopback: SECS=60 CONCURRENCY=32 clients, valid clips mixed with invalid requests.
+load: setup
+	bash scripts/load.sh

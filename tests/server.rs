@@ -1,4 +1,4 @@
-//! End-to-end tests of the reference HTTP server (`examples/server.rs`): the compiled
+//! End-to-end tests of the reference HTTP server (`examples/server/`): the compiled
 //! server on a free loopback port, real audio, the real engine (English tiny for speed,
 //! base where the timing matters), and a raw HTTP/1.1 client so every byte on the wire
 //! is under the test's control. One more test drives the server with the official

@@ -1,0 +1,310 @@
+//! A load generator for the reference server: `make load` (scripts/load.sh) runs it.
+//!
+//! ```sh
+//! cargo run --release --features server --example loadgen -- \
+//!     --addr 127.0.0.1:8080 --concurrency 32 --secs 60 --clip short.wav [--pid SERVER_PID]
+//! ```
+//!
+//! `--concurrency` clients each send one request at a time on a new connection
+//! (`Connection: close`) for `--secs` seconds, cycling through a mix: 3 in 5 a valid clip,
+//! the others invalid (no file, a bad dictionary, bytes that are no audio, not
+//! multipart). Every request must be answered: a connection error or a reply without a
+//! status line counts as lost. Prints requests/s, p50/p99 latency, the status
+//! distribution per request kind, lost requests and, with `--pid`, the server's peak RSS
+//! (`VmHWM`). Exits 1 if a request was lost or got a status outside 200 / 4xx / 503.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+const BOUNDARY: &str = "ctxscribe-load-5f1c";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Valid,
+    NoFile,
+    BadDictionary,
+    NotAudio,
+    NotMultipart,
+}
+
+/// The request mix, cycled through by every client.
+const MIX: [Kind; 10] = [
+    Kind::Valid,
+    Kind::NoFile,
+    Kind::Valid,
+    Kind::BadDictionary,
+    Kind::Valid,
+    Kind::Valid,
+    Kind::NotAudio,
+    Kind::Valid,
+    Kind::NotMultipart,
+    Kind::Valid,
+];
+
+#[derive(Debug)]
+struct Args {
+    addr: SocketAddr,
+    concurrency: usize,
+    secs: f64,
+    clip: std::path::PathBuf,
+    pid: Option<u32>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut addr = None;
+    let mut concurrency = 32;
+    let mut secs = 60.0;
+    let mut clip = None;
+    let mut pid = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--addr" => addr = Some(value()?.parse().map_err(|e| format!("--addr: {e}"))?),
+            "--concurrency" => {
+                concurrency = value()?
+                    .parse()
+                    .map_err(|e| format!("--concurrency: {e}"))?;
+            }
+            "--secs" => secs = value()?.parse().map_err(|e| format!("--secs: {e}"))?,
+            "--clip" => clip = Some(value()?.into()),
+            "--pid" => pid = Some(value()?.parse().map_err(|e| format!("--pid: {e}"))?),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(Args {
+        addr: addr.ok_or("--addr is required")?,
+        concurrency: concurrency.max(1),
+        secs,
+        clip: clip.ok_or("--clip is required")?,
+        pid,
+    })
+}
+
+fn multipart(parts: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (name, data) in parts {
+        body.extend_from_slice(format!("--{BOUNDARY}\r\n").as_bytes());
+        let filename = if *name == "file" {
+            "; filename=\"clip\""
+        } else {
+            ""
+        };
+        body.extend_from_slice(
+            format!("Content-Disposition: form-data; name=\"{name}\"{filename}\r\n\r\n").as_bytes(),
+        );
+        body.extend_from_slice(data);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+    body
+}
+
+/// The whole request (head and body) for each kind.
+fn requests(clip: &[u8]) -> BTreeMap<Kind, Vec<u8>> {
+    let form = format!("multipart/form-data; boundary={BOUNDARY}");
+    let request = |content_type: &str, body: Vec<u8>| {
+        let mut bytes = format!(
+            "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: load\r\nContent-Type: \
+             {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        bytes.extend_from_slice(&body);
+        bytes
+    };
+    BTreeMap::from([
+        (
+            Kind::Valid,
+            request(
+                &form,
+                multipart(&[("file", clip), ("dictionary", b"Brooklyn")]),
+            ),
+        ),
+        (
+            Kind::NoFile,
+            request(&form, multipart(&[("model", b"whisper-1")])),
+        ),
+        (
+            Kind::BadDictionary,
+            request(
+                &form,
+                multipart(&[("file", clip), ("dictionary", b"[1, 2]")]),
+            ),
+        ),
+        (
+            Kind::NotAudio,
+            request(&form, multipart(&[("file", b"this is not audio at all")])),
+        ),
+        (
+            Kind::NotMultipart,
+            request("application/json", b"{\"file\": 1}".to_vec()),
+        ),
+    ])
+}
+
+/// One request on a new connection: the status, or `None` when it got no answer.
+fn send(addr: SocketAddr, request: &[u8]) -> Option<u16> {
+    let mut stream = TcpStream::connect(addr).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(900)))
+        .ok()?;
+    // A server that answers early (4xx) may stop reading: a failed write is not a loss,
+    // a missing answer is.
+    let _ = stream.write_all(request);
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    let line = reply.split(|&b| b == b'\r').next()?;
+    std::str::from_utf8(line)
+        .ok()?
+        .split(' ')
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    latencies: Vec<Duration>,
+    statuses: BTreeMap<(Kind, u16), usize>,
+    lost: BTreeMap<Kind, usize>,
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn peak_rss_mib(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib / 1024.0)
+}
+
+fn main() -> std::process::ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("loadgen: {message}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let clip = match std::fs::read(&args.clip) {
+        Ok(clip) => clip,
+        Err(e) => {
+            eprintln!("loadgen: cannot read {}: {e}", args.clip.display());
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let requests = Arc::new(requests(&clip));
+    let started = Instant::now();
+    let end = started + Duration::from_secs_f64(args.secs);
+    let tallies: Vec<Tally> = std::thread::scope(|scope| {
+        let clients: Vec<_> = (0..args.concurrency)
+            .map(|client| {
+                let requests = Arc::clone(&requests);
+                let addr = args.addr;
+                scope.spawn(move || {
+                    let mut tally = Tally::default();
+                    let mut turn = client;
+                    while Instant::now() < end {
+                        let kind = MIX[turn % MIX.len()];
+                        turn += 1;
+                        let Some(request) = requests.get(&kind) else {
+                            break;
+                        };
+                        let sent = Instant::now();
+                        match send(addr, request) {
+                            Some(status) => {
+                                tally.latencies.push(sent.elapsed());
+                                *tally.statuses.entry((kind, status)).or_default() += 1;
+                            }
+                            None => *tally.lost.entry(kind).or_default() += 1,
+                        }
+                    }
+                    tally
+                })
+            })
+            .collect();
+        clients.into_iter().filter_map(|c| c.join().ok()).collect()
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut total = Tally::default();
+    for tally in tallies {
+        total.latencies.extend(tally.latencies);
+        for (key, n) in tally.statuses {
+            *total.statuses.entry(key).or_default() += n;
+        }
+        for (key, n) in tally.lost {
+            *total.lost.entry(key).or_default() += n;
+        }
+    }
+    total.latencies.sort_unstable();
+    let answered = total.latencies.len();
+    let lost: usize = total.lost.values().sum();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!("| metric | value |\n|---|---|");
+    println!(
+        "| duration | {elapsed:.1} s, concurrency {} |",
+        args.concurrency
+    );
+    println!("| requests answered | {answered} |");
+    println!("| requests lost (no answer) | {lost} |");
+    println!(
+        "| throughput | {:.1} requests/s |",
+        answered as f64 / elapsed
+    );
+    println!(
+        "| latency p50 | {:.1} ms |",
+        ms(percentile(&total.latencies, 0.50))
+    );
+    println!(
+        "| latency p99 | {:.1} ms |",
+        ms(percentile(&total.latencies, 0.99))
+    );
+    println!(
+        "| latency max | {:.1} ms |",
+        ms(percentile(&total.latencies, 1.0))
+    );
+    if let Some(pid) = args.pid {
+        match peak_rss_mib(pid) {
+            Some(mib) => println!("| server peak RSS (VmHWM) | {mib:.0} MiB |"),
+            None => println!("| server peak RSS | unavailable |"),
+        }
+    }
+    println!("\n| request kind | status | count |\n|---|---|---|");
+    let mut unexpected = 0;
+    for ((kind, status), n) in &total.statuses {
+        println!("| {kind:?} | {status} | {n} |");
+        let fine = match kind {
+            Kind::Valid => matches!(status, 200 | 503),
+            _ => (400..500).contains(status) || *status == 503,
+        };
+        if !fine {
+            unexpected += n;
+        }
+    }
+    for (kind, n) in &total.lost {
+        println!("| {kind:?} | lost | {n} |");
+    }
+    if lost > 0 || unexpected > 0 {
+        eprintln!("loadgen: {lost} lost, {unexpected} with an unexpected status");
+        return std::process::ExitCode::FAILURE;
+    }
+    std::process::ExitCode::SUCCESS
+}
