@@ -11,7 +11,8 @@
 //! multipart). Every request must be answered: a connection error or a reply without a
 //! status line counts as lost. Prints requests/s, p50/p99 latency, the status
 //! distribution per request kind, lost requests and, with `--pid`, the server's peak RSS
-//! (`VmHWM`). Exits 1 if a request was lost or got a status outside 200 / 4xx / 503.
+//! (`VmHWM`). `--backoff`: after a 503 a client waits `Retry-After` seconds (as the
+//! OpenAI SDKs do) instead of retrying at once. Exits 1 if a request was lost or got a status outside 200 / 4xx / 503.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -53,6 +54,8 @@ struct Args {
     secs: f64,
     clip: std::path::PathBuf,
     pid: Option<u32>,
+    /// Wait `Retry-After` seconds after a 503, as the OpenAI SDKs do.
+    backoff: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -61,6 +64,7 @@ fn parse_args() -> Result<Args, String> {
     let mut secs = 60.0;
     let mut clip = None;
     let mut pid = None;
+    let mut backoff = false;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or(format!("{flag} needs a value"));
@@ -74,6 +78,7 @@ fn parse_args() -> Result<Args, String> {
             "--secs" => secs = value()?.parse().map_err(|e| format!("--secs: {e}"))?,
             "--clip" => clip = Some(value()?.into()),
             "--pid" => pid = Some(value()?.parse().map_err(|e| format!("--pid: {e}"))?),
+            "--backoff" => backoff = true,
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -83,6 +88,7 @@ fn parse_args() -> Result<Args, String> {
         secs,
         clip: clip.ok_or("--clip is required")?,
         pid,
+        backoff,
     })
 }
 
@@ -148,8 +154,9 @@ fn requests(clip: &[u8]) -> BTreeMap<Kind, Vec<u8>> {
     ])
 }
 
-/// One request on a new connection: the status, or `None` when it got no answer.
-fn send(addr: SocketAddr, request: &[u8]) -> Option<u16> {
+/// One request on a new connection: the status and `Retry-After` (seconds), or `None`
+/// when it got no answer.
+fn send(addr: SocketAddr, request: &[u8]) -> Option<(u16, Option<u64>)> {
     let mut stream = TcpStream::connect(addr).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(900)))
@@ -159,19 +166,21 @@ fn send(addr: SocketAddr, request: &[u8]) -> Option<u16> {
     let _ = stream.write_all(request);
     let mut reply = Vec::new();
     let _ = stream.read_to_end(&mut reply);
-    let line = reply.split(|&b| b == b'\r').next()?;
-    std::str::from_utf8(line)
-        .ok()?
-        .split(' ')
-        .nth(1)?
-        .parse()
-        .ok()
+    let head = String::from_utf8_lossy(&reply);
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines.next()?.split(' ').nth(1)?.parse().ok()?;
+    let retry_after = lines
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_once(':'))
+        .find(|(name, _)| name.eq_ignore_ascii_case("retry-after"))
+        .and_then(|(_, v)| v.trim().parse().ok());
+    Some((status, retry_after))
 }
 
 #[derive(Debug, Default)]
 struct Tally {
     latencies: Vec<Duration>,
-    statuses: BTreeMap<(Kind, u16), usize>,
+    statuses: BTreeMap<(Kind, u16), Vec<Duration>>,
     lost: BTreeMap<Kind, usize>,
 }
 
@@ -219,6 +228,7 @@ fn main() -> std::process::ExitCode {
             .map(|client| {
                 let requests = Arc::clone(&requests);
                 let addr = args.addr;
+                let backoff = args.backoff;
                 scope.spawn(move || {
                     let mut tally = Tally::default();
                     let mut turn = client;
@@ -230,9 +240,14 @@ fn main() -> std::process::ExitCode {
                         };
                         let sent = Instant::now();
                         match send(addr, request) {
-                            Some(status) => {
-                                tally.latencies.push(sent.elapsed());
-                                *tally.statuses.entry((kind, status)).or_default() += 1;
+                            Some((status, retry_after)) => {
+                                let took = sent.elapsed();
+                                tally.latencies.push(took);
+                                tally.statuses.entry((kind, status)).or_default().push(took);
+                                if backoff && status == 503 {
+                                    let wait = Duration::from_secs(retry_after.unwrap_or(1));
+                                    std::thread::sleep(wait.min(end - Instant::now().min(end)));
+                                }
                             }
                             None => *tally.lost.entry(kind).or_default() += 1,
                         }
@@ -247,8 +262,8 @@ fn main() -> std::process::ExitCode {
     let mut total = Tally::default();
     for tally in tallies {
         total.latencies.extend(tally.latencies);
-        for (key, n) in tally.statuses {
-            *total.statuses.entry(key).or_default() += n;
+        for (key, took) in tally.statuses {
+            total.statuses.entry(key).or_default().extend(took);
         }
         for (key, n) in tally.lost {
             *total.lost.entry(key).or_default() += n;
@@ -287,10 +302,16 @@ fn main() -> std::process::ExitCode {
             None => println!("| server peak RSS | unavailable |"),
         }
     }
-    println!("\n| request kind | status | count |\n|---|---|---|");
+    println!("\n| request kind | status | count | p50 | p99 |\n|---|---|---|---|---|");
     let mut unexpected = 0;
-    for ((kind, status), n) in &total.statuses {
-        println!("| {kind:?} | {status} | {n} |");
+    for ((kind, status), took) in &mut total.statuses {
+        took.sort_unstable();
+        let n = took.len();
+        println!(
+            "| {kind:?} | {status} | {n} | {:.1} ms | {:.1} ms |",
+            ms(percentile(took, 0.50)),
+            ms(percentile(took, 0.99))
+        );
         let fine = match kind {
             Kind::Valid => matches!(status, 200 | 503),
             _ => (400..500).contains(status) || *status == 503,
@@ -300,7 +321,7 @@ fn main() -> std::process::ExitCode {
         }
     }
     for (kind, n) in &total.lost {
-        println!("| {kind:?} | lost | {n} |");
+        println!("| {kind:?} | lost | {n} | | |");
     }
     if lost > 0 || unexpected > 0 {
         eprintln!("loadgen: {lost} lost, {unexpected} with an unexpected status");

@@ -4,7 +4,7 @@
 # table of requests/s, p50/p99 latency, statuses, lost requests and the server's peak RSS.
 #
 #   usage: scripts/load.sh          env: SECS=60 CONCURRENCY=32 LOAD_MODEL=models/ggml-tiny.en.bin
-#                                        LOAD_THREADS=1 SERVER_ARGS="--max-queue 8"
+#                                        LOAD_THREADS=1 SERVER_ARGS="--max-queue 8" LOADGEN_ARGS=--backoff
 # Fails if a request got no answer or a status other than 200 / 4xx / 503.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,8 +36,9 @@ done
 grep -o '"max_concurrent":[0-9]*,"max_queue":[0-9]*' "$LOG" | head -1
 echo "load: $CONCURRENCY clients for $SECS s against $ADDR ($(basename "$MODEL"), $THREADS thread(s)); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 status=0
+# shellcheck disable=SC2086
 target/release/examples/loadgen --addr "$ADDR" --concurrency "$CONCURRENCY" --secs "$SECS" \
-    --clip "$CLIP" --pid "$SERVER" || status=$?
+    --clip "$CLIP" --pid "$SERVER" ${LOADGEN_ARGS:-} || status=$?
 echo "load: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 # The server is still healthy and idle afterwards.
 kill -TERM "$SERVER"
