@@ -40,8 +40,8 @@ mkdir -p "$OUT"
 WARN=(-Wall -Wextra -Werror -pedantic)
 SAN=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
 # What `cargo rustc -p ctxscribe-ffi --crate-type staticlib -- --print native-static-libs`
-# prints on Linux; whisper.cpp is C++ (built without OpenMP, so no -lgomp).
-STATIC_LIBS=("$LIBDIR/libctxscribe_ffi.a" -lstdc++ -lgcc_s -lutil -lrt -lpthread -lm -ldl)
+# prints on Linux, plus -lgomp: whisper.cpp is C++ built with OpenMP (see Cargo.toml).
+STATIC_LIBS=("$LIBDIR/libctxscribe_ffi.a" -lstdc++ -lgomp -lgcc_s -lutil -lrt -lpthread -lm -ldl)
 SHARED_LIBS=(-L"$LIBDIR" -lctxscribe_ffi -Wl,-rpath,"$LIBDIR")
 
 # ASan: report every error and fail. LeakSanitizer stays on: it checks that every object
