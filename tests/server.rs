@@ -1616,6 +1616,19 @@ fn slow_drip_uploads_and_clients_that_hang_up() {
             .expect("half the body");
         drop(stream);
     }
+    // Their places are freed (the server notices the hang-ups asynchronously).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let health = server.health();
+        if health["in_flight"] == 0 && health["waiting"] == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "hung-up uploads still hold places: {health}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // A client that disconnects mid-transcription: the engine finishes (or stops at the
     // deadline) and frees its slot; nothing is left running.
     let (content_type, jfk_body) = jfk_form().encode();
