@@ -161,6 +161,7 @@ impl ContextTranscriber {
                 prompt,
                 deadline,
                 bias,
+                trim_encoder: terms.is_empty(),
             };
             catch_unwind(AssertUnwindSafe(|| self.inner.engine.transcribe(&request)))
                 .unwrap_or_else(|_| {
