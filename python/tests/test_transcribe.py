@@ -19,13 +19,17 @@ def test_jfk_exact_with_the_base_model(
     base: ctxscribe.ContextTranscriber, jfk_wav: Path
 ) -> None:
     transcript = base.transcribe(jfk_wav)
-    assert transcript.text == JFK_TEXT
+    # Word-exact: with the encoder trimmed to the clip, Whisper may drop the first comma.
+    assert normalized(transcript.text) == normalized(JFK_TEXT)
+    assert transcript.text.startswith("And so my fellow Americans")
     assert transcript.language == "en"
-    assert str(transcript) == JFK_TEXT
+    assert str(transcript) == transcript.text
     assert transcript.audio_secs == pytest.approx(11.0, abs=0.05)
     assert 0 < transcript.decode_secs < transcript.total_secs
     assert 0 < transcript.engine_secs < transcript.total_secs
-    assert repr(transcript) == f"Transcript(text={JFK_TEXT!r}, language='en', audio_secs=11.00)"
+    assert repr(transcript) == (
+        f"Transcript(text={transcript.text!r}, language='en', audio_secs=11.00)"
+    )
 
 
 def test_default_model_is_the_multilingual_base() -> None:
