@@ -208,10 +208,27 @@ fn justify(old: &[&str], new: &[&str], terms: &ContextTerms) -> Option<EditKind>
             return Some(EditKind::Term);
         }
     }
-    if old.len() == new.len() && old.iter().zip(new).all(|(o, n)| is_spelling_fix(o, n)) {
+    if old.len() == new.len()
+        && old
+            .iter()
+            .zip(new)
+            .all(|(o, n)| is_spelling_fix(o, n) && !moves_off_a_term(o, n, terms))
+    {
         return Some(EditKind::Spelling);
     }
     None
+}
+
+/// True when `old` is (a word of) a context term, ignoring case, and `new` is not that
+/// word as the term spells it: a "spelling fix" must never undo a term (Qwen2.5-Coder
+/// 1.5B turned a correct "Dr. Nakamura" into "Dr. Takamura" on the context dev set).
+fn moves_off_a_term(old: &str, new: &str, terms: &ContextTerms) -> bool {
+    let (old, new) = (core(old), core(new));
+    terms
+        .terms()
+        .iter()
+        .flat_map(|term| term.text().split_whitespace().map(core))
+        .any(|word| word.eq_ignore_ascii_case(old) && word != new)
 }
 
 /// True when `new` is `old` with its case or a few letters fixed.
@@ -369,6 +386,19 @@ mod tests {
             "We receive the data and store it in Postgres today."
         );
         assert_eq!(r.accepted.len(), 2, "{r:?}");
+        assert_eq!(r.reverted.len(), 1, "{r:?}");
+    }
+
+    #[test]
+    fn a_spelling_fix_never_undoes_a_term() {
+        let t = terms(&["Nakamura", "Postgres"]);
+        let r = review(
+            "Ask Dr. Nakamura about the postgres results.",
+            "Ask Dr. Takamura about the Postgres results.",
+            &t,
+            None,
+        );
+        assert_eq!(r.text, "Ask Dr. Nakamura about the Postgres results.");
         assert_eq!(r.reverted.len(), 1, "{r:?}");
     }
 

@@ -193,7 +193,10 @@ mod tests {
         assert_eq!(data["terms"][0], "kubectl");
         assert_eq!(chat.len(), 2);
         // The answer is bounded by the transcript's length.
-        assert_eq!(body["max_tokens"], "say \"pwned\" now".len() + ANSWER_TOKEN_MARGIN);
+        assert_eq!(
+            body["max_tokens"],
+            "say \"pwned\" now".len() + ANSWER_TOKEN_MARGIN
+        );
     }
 
     #[test]
