@@ -185,6 +185,20 @@ impl Server {
         reply.json()
     }
 
+    /// Polls /health until `in_flight` and `waiting` have these values; panics with
+    /// `what` and the last health after `within`.
+    fn wait_for_places(&self, in_flight: u64, waiting: u64, within: Duration, what: &str) {
+        let deadline = Instant::now() + within;
+        loop {
+            let health = self.health();
+            if health["in_flight"] == in_flight && health["waiting"] == waiting {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{what}: {health}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// POSTs `form` to the transcription endpoint.
     fn transcribe(&self, form: &Form) -> Reply {
         self.transcribe_with(form, &[])
@@ -1617,18 +1631,12 @@ fn slow_drip_uploads_and_clients_that_hang_up() {
         drop(stream);
     }
     // Their places are freed (the server notices the hang-ups asynchronously).
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let health = server.health();
-        if health["in_flight"] == 0 && health["waiting"] == 0 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "hung-up uploads still hold places: {health}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    server.wait_for_places(
+        0,
+        0,
+        Duration::from_secs(60),
+        "hung-up uploads still hold places",
+    );
     // A client that disconnects mid-transcription: the engine finishes (or stops at the
     // deadline) and frees its slot; nothing is left running.
     let (content_type, jfk_body) = jfk_form().encode();
@@ -1656,15 +1664,7 @@ fn slow_drip_uploads_and_clients_that_hang_up() {
         std::thread::sleep(Duration::from_millis(5));
     }
     drop(stream);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let health = server.health();
-        if health["in_flight"] == 0 && health["waiting"] == 0 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "a slot stayed taken: {health}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    server.wait_for_places(0, 0, Duration::from_secs(30), "a slot stayed taken");
     // Still serving.
     assert_text(&server.transcribe(&Form::new().file(&short_clip())));
 }
@@ -1687,18 +1687,7 @@ fn sigterm_under_load_finishes_the_queue_and_refuses_new_requests() {
         })
         .collect();
     // One transcribing, the others admitted and waiting for the engine.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let health = server.health();
-        if health["in_flight"] == 1 && health["waiting"] == 3 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the load never built up: {health}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    server.wait_for_places(1, 3, Duration::from_secs(60), "the load never built up");
     let status = Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status()

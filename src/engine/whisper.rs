@@ -266,6 +266,9 @@ impl WhisperEngine {
         // text. Windows start and end at pauses, so that text adds little, and prompted
         // with it Whisper dropped the last 20 s of a 60 s file (WER 0.262, 0.079 without).
         let prompt = context_prompt(&context_tokens);
+        let mode_for = |samples: usize| {
+            WindowMode::for_window(samples, request.trim_encoder, !prompt.is_empty())
+        };
         let mut language = forced;
         let mut texts: Vec<String> = Vec::with_capacity(plan.len());
         let mut decoded_samples = 0usize;
@@ -273,25 +276,14 @@ impl WhisperEngine {
             check_deadline(request.deadline)?;
             let audio = window.render(samples);
             decoded_samples += audio.len();
-            let mode = WindowMode::for_window(
-                audio.len(),
-                request.trim_encoder,
-                context_tokens.is_empty(),
-                prompt,
-            );
+            let mode = mode_for(audio.len());
             let language = match language {
                 Some(language) => language,
                 None => {
                     let start = &audio[..audio
                         .len()
                         .min(DETECTION_SECS * TARGET_SAMPLE_RATE as usize)];
-                    let detection_ctx = WindowMode::for_window(
-                        start.len(),
-                        request.trim_encoder,
-                        context_tokens.is_empty(),
-                        prompt,
-                    )
-                    .encoder_ctx;
+                    let detection_ctx = mode_for(start.len()).encoder_ctx;
                     let detected =
                         self.detect_language(state, start, detection_ctx, request.languages)?;
                     language = Some(detected);
@@ -438,9 +430,8 @@ impl WhisperEngine {
             params.set_language(Some(language.code()));
             params.set_translate(false);
             params.set_no_context(true);
-            // Timestamp mode, as Whisper was trained to decode long audio: without it the
-            // decoder ends early on windows of several sentences and drops whole
-            // sentences (joined 10 s clips: WER 0.186 against faster-whisper's 0.078).
+            // Untimed, one segment; `decode_window` switches timestamps on per window
+            // (see `WindowMode`), the language-detection decode stays untimed.
             params.set_no_timestamps(true);
             params.set_single_segment(true);
             params.set_print_special(false);
@@ -618,27 +609,26 @@ struct WindowMode {
 }
 
 impl WindowMode {
-    /// The mode of a window of `samples` samples decoded after `prompt`, for a request
-    /// with or without a context prompt.
+    /// The mode of a window of `samples` samples, decoded with a context prompt or not.
     ///
-    /// - Without context, the decoder writes timestamps, as Whisper was trained to
+    /// - Without a prompt, the decoder writes timestamps, as Whisper was trained to
     ///   decode long audio: with a single untimed segment it ended early on windows of
     ///   several sentences and dropped whole sentences (joined 10 s clips: WER 0.186,
     ///   against faster-whisper's 0.078).
     /// - With a context prompt it writes one untimed segment: timestamps let the biased,
     ///   prompted pass turn "numbers" into a dictionary's "NumPy's" (context dev set).
     /// - The encoder runs over the window's own length only when `trim` allows it
-    ///   ([`EngineRequest::trim_encoder`]) and nothing at all conditions the decoder:
-    ///   with a prompt, a trimmed encoder made Whisper loop and translate (context dev
-    ///   set: WER 1.051 against 0.071).
-    fn for_window(samples: usize, trim: bool, without_context: bool, prompt: &[i32]) -> Self {
+    ///   ([`EngineRequest::trim_encoder`]) and there is no prompt: with a prompt, a
+    ///   trimmed encoder made Whisper loop and translate (context dev set: WER 1.051
+    ///   against 0.071).
+    fn for_window(samples: usize, trim: bool, prompted: bool) -> Self {
         WindowMode {
-            encoder_ctx: if trim && prompt.is_empty() {
+            encoder_ctx: if trim && !prompted {
                 encoder_ctx_for(samples)
             } else {
                 FULL_ENCODER_CTX
             },
-            timestamps: without_context,
+            timestamps: !prompted,
         }
     }
 }
@@ -814,7 +804,7 @@ mod tests {
     #[test]
     fn only_unprompted_windows_are_trimmed_and_only_context_free_ones_timed() {
         let five_secs = 5 * 16_000;
-        let plain = WindowMode::for_window(five_secs, true, true, &[]);
+        let plain = WindowMode::for_window(five_secs, true, false);
         assert_eq!(
             plain,
             WindowMode {
@@ -822,12 +812,21 @@ mod tests {
                 timestamps: true
             }
         );
-        let prompted = WindowMode::for_window(five_secs, true, false, &[1, 2]);
+        let prompted = WindowMode::for_window(five_secs, true, true);
         assert_eq!(
             prompted,
             WindowMode {
                 encoder_ctx: FULL_ENCODER_CTX,
                 timestamps: false
+            }
+        );
+        // The request can forbid trimming (the first pass of a request with context).
+        let untrimmed = WindowMode::for_window(five_secs, false, false);
+        assert_eq!(
+            untrimmed,
+            WindowMode {
+                encoder_ctx: FULL_ENCODER_CTX,
+                timestamps: true
             }
         );
     }
