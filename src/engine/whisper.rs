@@ -28,8 +28,10 @@ use crate::error::{Error, Result};
 const VOCAB_WITH_CANTONESE: i32 = 51_866;
 /// Whisper's prompt budget: at most this many tokens of previous text count.
 const MAX_PROMPT_TOKENS: usize = 223;
-/// Seconds at the start of the first window that language detection listens to.
-const DETECTION_SECS: usize = 10;
+/// Seconds at the start of the first window that language detection listens to: on the
+/// real clips (11 languages) 5 s gave the same languages as 10 s, with the encoder over
+/// 320 frames instead of up to 564.
+const DETECTION_SECS: usize = 5;
 
 /// The embedded Whisper engine: the model, loaded once, and pools of per-call state.
 pub struct WhisperEngine {
@@ -39,7 +41,7 @@ pub struct WhisperEngine {
     language_count: usize,
     vad_model_path: Option<String>,
     vad_contexts: Pool<WhisperVadContext>,
-    states: Pool<DecoderState>,
+    states: Pool<WhisperState>,
     /// Decoding parameters per language, see [`WhisperEngine::base_params`].
     params_by_language: Mutex<HashMap<Language, LanguageParams>>,
     threads: usize,
@@ -241,12 +243,7 @@ impl WhisperEngine {
             return Ok(no_speech);
         }
 
-        let mut state = self.states.take_or(|| {
-            self.new_state().map(|state| DecoderState {
-                state,
-                encoder_ctx: FULL_ENCODER_CTX,
-            })
-        })?;
+        let mut state = self.states.take_or(|| self.new_state())?;
         let result = self.transcribe_windows(&mut state, samples, &plan, forced, request);
         // A state is reusable after any outcome: whisper_full resets it at the start.
         self.states.give_back(state);
@@ -255,7 +252,7 @@ impl WhisperEngine {
 
     fn transcribe_windows(
         &self,
-        state: &mut DecoderState,
+        state: &mut WhisperState,
         samples: &[f32],
         plan: &[Window],
         forced: Option<Language>,
@@ -344,7 +341,7 @@ impl WhisperEngine {
     /// English came out as English, at 0.05, on trimmed contexts; context dev set d21).
     fn detect_language(
         &self,
-        state: &mut DecoderState,
+        state: &mut WhisperState,
         audio: &[f32],
         encoder_ctx: i32,
         languages: &Languages,
@@ -361,7 +358,7 @@ impl WhisperEngine {
     /// frames, and its probability.
     fn best_language(
         &self,
-        state: &mut DecoderState,
+        state: &mut WhisperState,
         audio: &[f32],
         encoder_ctx: i32,
         languages: &Languages,
@@ -370,28 +367,21 @@ impl WhisperEngine {
             message: format!("language detection failed: {what}: {e}"),
             source: Some(Box::new(e)),
         };
-        if state.encoder_ctx == encoder_ctx {
-            state
-                .state
-                .pcm_to_mel(audio, self.threads)
-                .map_err(|e| failed("spectrogram", e))?;
-        } else {
-            // whisper.cpp detects with the encoder context of the state's last
-            // `whisper_full` call, and only that call sets it. A one-token decode of this
-            // very window sets it (and the spectrogram), so that the detected language
-            // never depends on what the state decoded before.
-            let mut params = self.base_params(Language::from_code("en")?);
-            params.set_audio_ctx(encoder_ctx);
-            params.set_max_tokens(1);
-            params.set_temperature_inc(0.0);
-            state.encoder_ctx = encoder_ctx;
-            state
-                .state
-                .full(params, audio)
-                .map_err(|e| failed("encoder context", e))?;
+        // whisper.cpp detects with the spectrogram and the encoder context (audio_ctx)
+        // of the state's last `whisper_full` call, and only that call sets them. This
+        // call sets both for `audio` and stops before its encoder runs, so detection
+        // costs one encoder pass and never depends on what the state decoded before.
+        let mut params = self.base_params(Language::from_code("en")?);
+        params.set_audio_ctx(encoder_ctx);
+        // SAFETY: `stop_before_encoding` ignores its arguments and returns false; it
+        // needs no user data.
+        unsafe {
+            params.set_start_encoder_callback(Some(stop_before_encoding));
         }
+        state
+            .full(params, audio)
+            .map_err(|e| failed("spectrogram", e))?;
         let (_, probabilities) = state
-            .state
             .lang_detect(0, self.threads)
             .map_err(|e| failed("encoder", e))?;
         let best = probabilities
@@ -447,7 +437,7 @@ impl WhisperEngine {
 
     fn decode_window(
         &self,
-        state: &mut DecoderState,
+        state: &mut WhisperState,
         audio: &[f32],
         language: Language,
         prompt: &[i32],
@@ -495,9 +485,7 @@ impl WhisperEngine {
                 );
             }
         }
-        // Recorded before the call: whisper.cpp keeps the context even when decoding fails.
-        state.encoder_ctx = mode.encoder_ctx;
-        state.state.full(params, audio).map_err(|e| {
+        state.full(params, audio).map_err(|e| {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 Error::TranscriptionFailed {
                     message: "transcription timed out".into(),
@@ -511,7 +499,7 @@ impl WhisperEngine {
             }
         })?;
         let mut text = String::new();
-        for segment in state.state.as_iter() {
+        for segment in state.as_iter() {
             let piece = segment
                 .to_str_lossy()
                 .map_err(|e| Error::TranscriptionFailed {
@@ -571,13 +559,6 @@ impl WhisperEngine {
             source: Some(Box::new(e)),
         })
     }
-}
-
-/// A whisper.cpp decoder state and the encoder context its last `whisper_full` call set.
-struct DecoderState {
-    state: WhisperState,
-    /// whisper.cpp's `exp_n_audio_ctx`: [`FULL_ENCODER_CTX`] or a trimmed length.
-    encoder_ctx: i32,
 }
 
 /// Probability a language detected on a trimmed encoder context needs; below it,
@@ -660,6 +641,16 @@ struct LanguageParams(FullParams<'static, 'static>);
 unsafe impl Send for LanguageParams {}
 // SAFETY: see the `Send` impl: nothing reachable through a shared reference is mutable.
 unsafe impl Sync for LanguageParams {}
+
+/// whisper.cpp's encoder-begin callback that stops `whisper_full` before its first
+/// encoder pass, after it has set the spectrogram and the encoder context.
+unsafe extern "C" fn stop_before_encoding(
+    _context: *mut whisper_rs::WhisperSysContext,
+    _state: *mut whisper_rs::WhisperSysState,
+    _user_data: *mut c_void,
+) -> bool {
+    false
+}
 
 /// whisper.cpp's abort callback: true once the deadline has passed.
 ///
