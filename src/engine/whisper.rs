@@ -499,6 +499,7 @@ impl WhisperEngine {
             }
         })?;
         let mut text = String::new();
+        let mut previous_words: Vec<String> = Vec::new();
         for segment in state.as_iter() {
             let piece = segment
                 .to_str_lossy()
@@ -506,10 +507,22 @@ impl WhisperEngine {
                     message: format!("cannot read segment text: {e}"),
                     source: Some(Box::new(e)),
                 })?;
-            if !is_non_speech_annotation(&piece) {
-                text.push_str(&piece);
-                text.push(' ');
+            if is_non_speech_annotation(&piece) {
+                continue;
             }
+            let words = comparable_words(&piece);
+            // Timed decoding writes past the speech in two ways: a segment in the
+            // trailing pad, and the previous segment again (a 1.4 s "Rear Center." came
+            // out three times, the repeats timed at and after its end).
+            if mode.timestamps
+                && (starts_in_trailing_pad(segment.start_timestamp(), audio.len())
+                    || words == previous_words)
+            {
+                continue;
+            }
+            previous_words = words;
+            text.push_str(&piece);
+            text.push(' ');
         }
         Ok(normalise_whitespace(&text))
     }
@@ -736,6 +749,25 @@ fn centis_to_samples(centis: f32) -> usize {
     index
 }
 
+/// Whether a segment starting at `start_centis` (whisper.cpp's centiseconds) starts in
+/// the last [`windows::SPEECH_PAD_SECS`] of a window of `window_samples` samples. Windows
+/// end with that much audio after the VAD's last speech, so a segment that starts there
+/// is Whisper writing past the speech: a 60 s file gained a "Thank you." at 25.00 s of a
+/// 25.17 s window.
+fn starts_in_trailing_pad(start_centis: i64, window_samples: usize) -> bool {
+    let window_centis = window_samples as f64 * 100.0 / f64::from(TARGET_SAMPLE_RATE);
+    start_centis as f64 >= window_centis - windows::SPEECH_PAD_SECS * 100.0
+}
+
+/// The words of a segment for comparing segments: lower case, without punctuation.
+fn comparable_words(segment: &str) -> Vec<String> {
+    segment
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// Whisper's non-speech annotations (`[BLANK_AUDIO]`, `(wind howling)`, `[Music]`): a
 /// segment that is nothing but one bracketed phrase is not speech.
 fn is_non_speech_annotation(segment: &str) -> bool {
@@ -766,6 +798,31 @@ mod tests {
         let prompt = context_prompt(&huge);
         assert_eq!(prompt.len(), MAX_PROMPT_TOKENS);
         assert_eq!(prompt.last(), Some(&499));
+    }
+
+    #[test]
+    fn only_segments_starting_in_the_trailing_pad_are_past_the_speech() {
+        let window = 25 * 16_000 + 2_720; // 25.17 s
+        assert!(starts_in_trailing_pad(2_500, window));
+        assert!(starts_in_trailing_pad(2_600, window));
+        assert!(!starts_in_trailing_pad(2_490, window));
+        assert!(!starts_in_trailing_pad(0, window));
+        // A window shorter than the pad: everything would start in it, as with no VAD
+        // on a tiny clip; the first segment still counts only from the pad on.
+        assert!(!starts_in_trailing_pad(0, 16_000));
+    }
+
+    #[test]
+    fn segments_compare_by_their_words() {
+        assert_eq!(
+            comparable_words(" Rear Center."),
+            comparable_words("rear, center")
+        );
+        assert_ne!(
+            comparable_words(" Rear Center."),
+            comparable_words(" Rear right.")
+        );
+        assert!(comparable_words(" ...").is_empty());
     }
 
     #[test]
