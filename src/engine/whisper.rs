@@ -499,30 +499,22 @@ impl WhisperEngine {
             }
         })?;
         let mut text = String::new();
-        let mut previous_words: Vec<String> = Vec::new();
         for segment in state.as_iter() {
+            // Timed decoding can write past the speech: a segment that starts in the
+            // trailing pad is not speech.
+            if mode.timestamps && starts_in_trailing_pad(segment.start_timestamp(), audio.len()) {
+                continue;
+            }
             let piece = segment
                 .to_str_lossy()
                 .map_err(|e| Error::TranscriptionFailed {
                     message: format!("cannot read segment text: {e}"),
                     source: Some(Box::new(e)),
                 })?;
-            if is_non_speech_annotation(&piece) {
-                continue;
+            if !is_non_speech_annotation(&piece) {
+                text.push_str(&piece);
+                text.push(' ');
             }
-            let words = comparable_words(&piece);
-            // Timed decoding writes past the speech in two ways: a segment in the
-            // trailing pad, and the previous segment again (a 1.4 s "Rear Center." came
-            // out three times, the repeats timed at and after its end).
-            if mode.timestamps
-                && (starts_in_trailing_pad(segment.start_timestamp(), audio.len())
-                    || words == previous_words)
-            {
-                continue;
-            }
-            previous_words = words;
-            text.push_str(&piece);
-            text.push(' ');
         }
         Ok(normalise_whitespace(&text))
     }
@@ -759,15 +751,6 @@ fn starts_in_trailing_pad(start_centis: i64, window_samples: usize) -> bool {
     start_centis as f64 >= window_centis - windows::SPEECH_PAD_SECS * 100.0
 }
 
-/// The words of a segment for comparing segments: lower case, without punctuation.
-fn comparable_words(segment: &str) -> Vec<String> {
-    segment
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
 /// Whisper's non-speech annotations (`[BLANK_AUDIO]`, `(wind howling)`, `[Music]`): a
 /// segment that is nothing but one bracketed phrase is not speech.
 fn is_non_speech_annotation(segment: &str) -> bool {
@@ -810,19 +793,6 @@ mod tests {
         // A window shorter than the pad: everything would start in it, as with no VAD
         // on a tiny clip; the first segment still counts only from the pad on.
         assert!(!starts_in_trailing_pad(0, 16_000));
-    }
-
-    #[test]
-    fn segments_compare_by_their_words() {
-        assert_eq!(
-            comparable_words(" Rear Center."),
-            comparable_words("rear, center")
-        );
-        assert_ne!(
-            comparable_words(" Rear Center."),
-            comparable_words(" Rear right.")
-        );
-        assert!(comparable_words(" ...").is_empty());
     }
 
     #[test]
