@@ -790,9 +790,10 @@ mod tests {
         assert!(starts_in_trailing_pad(2_600, window));
         assert!(!starts_in_trailing_pad(2_490, window));
         assert!(!starts_in_trailing_pad(0, window));
-        // A window shorter than the pad: everything would start in it, as with no VAD
-        // on a tiny clip; the first segment still counts only from the pad on.
+        // On a 1 s window only the last 0.25 s is the pad.
         assert!(!starts_in_trailing_pad(0, 16_000));
+        assert!(!starts_in_trailing_pad(74, 16_000));
+        assert!(starts_in_trailing_pad(75, 16_000));
     }
 
     #[test]
