@@ -14,6 +14,8 @@
 //! dictionary, through the context layers named by `--layers` (`all`, `none`, or a
 //! comma list of `prompt`, `correction`, `biasing`; default all); term_recall,
 //! false_insertions and WER from score.py, hypotheses in target/bench/.
+//! `CTXSCRIBE_EVAL_CONTEXT_DIR=DIR` takes the cases from DIR instead (the held-out set
+//! that benches/heldout/synthesize.sh writes to target/heldout).
 //! `context-ablation`: the same for no context, each layer alone and both
 //! (`--reuse-baseline` takes the no-context decoding from target/bench/).
 //!
@@ -314,7 +316,10 @@ fn bench_context(
     shared: &Path,
     verbose: bool,
 ) -> Option<String> {
-    let dir = shared.join("eval/context");
+    // `CTXSCRIBE_EVAL_CONTEXT_DIR=target/heldout` scores another set laid out like
+    // ../shared/eval/context (benches/heldout/synthesize.sh makes one with other terms).
+    let dir = std::env::var_os("CTXSCRIBE_EVAL_CONTEXT_DIR")
+        .map_or_else(|| shared.join("eval/context"), PathBuf::from);
     let cases_path = dir.join("cases.jsonl");
     let cases = match read_context_cases(&cases_path) {
         Ok(cases) => cases,
