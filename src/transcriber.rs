@@ -214,9 +214,16 @@ impl ContextTranscriber {
                 } else {
                     None
                 };
-                let second = run_engine(&prompt, bias.as_ref())?;
-                let second_text = finish(&second.text, second.language);
-                if written(&second_text) > written_first {
+                let mut second = run_engine(&prompt, bias.as_ref())?;
+                let mut second_text = finish(&second.text, second.language);
+                if bias.is_some() && !prompt.is_empty() && !keeps_the_speech(&text, &second_text) {
+                    // Prompt and bias together can tip Whisper into copying the prompt
+                    // ("Datadog, Opsgenie." for a ten-word sentence): the prompt alone
+                    // usually still spells the terms.
+                    second = run_engine(&prompt, None)?;
+                    second_text = finish(&second.text, second.language);
+                }
+                if written(&second_text) > written_first && keeps_the_speech(&text, &second_text) {
                     text = second_text;
                     language = second.language;
                 }
@@ -317,6 +324,22 @@ impl ContextTranscriber {
         }
     }
 }
+
+/// True when the prompted transcript `second` still holds about as much speech as the
+/// unprompted `first`, counted in letters and digits: a prompt can make Whisper write
+/// the term and drop the rest of the sentence ("Alert, scope today the dog, and the
+/// uncall uses our genius." became "Datadog."), which writes more terms but loses the
+/// speech. Letters, not words: a term glues several misheard words into one ("jolly
+/// and broken" -> "Anjali, Rohan").
+fn keeps_the_speech(first: &str, second: &str) -> bool {
+    let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).count();
+    letters(second) * SECOND_PASS_MIN_LETTERS_DEN >= letters(first) * SECOND_PASS_MIN_LETTERS_NUM
+}
+
+/// The prompted transcript must keep at least this fraction (numerator / denominator)
+/// of the unprompted one's letters.
+const SECOND_PASS_MIN_LETTERS_NUM: usize = 3;
+const SECOND_PASS_MIN_LETTERS_DEN: usize = 5;
 
 /// True when `text` has `word` not glued to other letters or digits.
 fn contains_word(text: &str, word: &str) -> bool {
@@ -531,6 +554,22 @@ mod tests {
     fn transcriber_is_shareable() {
         fn assert_shareable<T: Clone + Send + Sync + 'static>() {}
         assert_shareable::<ContextTranscriber>();
+    }
+
+    #[test]
+    fn a_second_pass_that_copies_the_prompt_does_not_keep_the_speech() {
+        let first = "Alert, scope today the dog, and the uncall uses our genius.";
+        assert!(!keeps_the_speech(first, "Datadog, Opsgenie."));
+        assert!(keeps_the_speech(
+            first,
+            "Alert, scope Datadog, and the uncall uses Opsgenie."
+        ));
+        // Several misheard words glued into the terms are not lost speech.
+        assert!(keeps_the_speech(
+            "Big and jolly and broken about the Q4 road map.",
+            "Being Anjali, Rohan about Q4 roadmap."
+        ));
+        assert!(keeps_the_speech("", ""));
     }
 
     #[test]
