@@ -24,7 +24,7 @@ pub enum Piece {
 }
 
 /// At most this many spoken forms per term.
-pub const MAX_SPOKEN_FORMS: usize = 10;
+pub const MAX_SPOKEN_FORMS: usize = 12;
 
 /// A spoken form: the words a speaker says for a term, lowercase. A spelled letter is a
 /// one-letter word (`"i"`, `"d"`).
@@ -79,6 +79,7 @@ const SPOKEN_ABBREVIATIONS: &[(&str, &[&str])] = &[
     ("fn", &["function", "f n"]),
     ("regex", &["rejex", "regex"]),
     ("nginx", &["engine x", "n g i n x"]),
+    ("vue", &["view", "vue"]),
     ("readme", &["read me"]),
     ("gui", &["gooey", "g u i"]),
     ("url", &["u r l", "earl"]),
@@ -100,6 +101,9 @@ const SPOKEN_ABBREVIATIONS: &[(&str, &[&str])] = &[
 /// `nodejs`, `numpy`): a rare lowercase word ending in one is said as its stem, then
 /// the abbreviation.
 const ABBREVIATION_SUFFIXES: &[&str] = &["ctl", "sql", "db", "js", "py", "ql", "fs", "md"];
+
+/// Last pieces after which a dot often goes unsaid (library and product names).
+const UNSAID_DOT_SUFFIXES: &[&str] = &["js", "io", "ai"];
 
 /// Symbols whose spoken name a speaker often leaves out (`user_service` is said "user
 /// service" as often as "user underscore service").
@@ -190,20 +194,32 @@ fn is_apostrophe(c: char) -> bool {
 #[must_use]
 pub fn spoken_forms(term: &str) -> Vec<SpokenForm> {
     let pieces = split_pieces(term);
-    // Per piece, its alternatives; `None` marks an optional symbol.
+    // Per piece, its alternatives, and the symbol it is when it may go unsaid.
     let mut spoken: Vec<Vec<Vec<String>>> = Vec::with_capacity(pieces.len());
-    let mut optional: Vec<bool> = Vec::with_capacity(pieces.len());
+    let mut optional: Vec<Option<char>> = Vec::with_capacity(pieces.len());
     // A whole-term abbreviation ("NumPy", "k8s") is said as a unit.
     let lowered = term.to_lowercase();
     if let Some(alternatives) = abbreviation(&lowered) {
         spoken.push(alternatives);
-        optional.push(false);
+        optional.push(None);
     } else {
-        for piece in &pieces {
-            let (alternatives, is_optional) = piece_alternatives(piece);
+        for (index, piece) in pieces.iter().enumerate() {
+            let (alternatives, mut is_optional) = piece_alternatives(piece);
+            // "Next.js", "Socket.IO": the dot before a last, library-style suffix is
+            // usually not said ("next JS", "socket I O").
+            if *piece == Piece::Symbol('.')
+                && index + 2 == pieces.len()
+                && matches!(&pieces[index + 1], Piece::Word(w)
+                    if UNSAID_DOT_SUFFIXES.contains(&w.to_lowercase().as_str()))
+            {
+                is_optional = true;
+            }
             if !alternatives.is_empty() {
                 spoken.push(alternatives);
-                optional.push(is_optional);
+                optional.push(match piece {
+                    Piece::Symbol(symbol) if is_optional => Some(*symbol),
+                    _ => None,
+                });
             }
         }
     }
@@ -216,14 +232,28 @@ pub fn spoken_forms(term: &str) -> Vec<SpokenForm> {
             forms.push(SpokenForm { words });
         }
     };
-    // First the symbols said, then left out; within each, every piece's first
-    // alternative, then each piece's other alternatives one at a time.
-    for say_optional in [true, false] {
+    // Each kind of optional symbol is said or left out on its own ("source slash utils
+    // slash date format": slashes said, the underscore not): first all said, then none,
+    // then the mixed choices; within each, every piece's first alternative, then each
+    // piece's other alternatives one at a time.
+    let mut kinds: Vec<char> = optional.iter().flatten().copied().collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let all_said = (1u32 << kinds.len()) - 1;
+    let mut choices = vec![all_said];
+    if all_said != 0 {
+        choices.push(0);
+    }
+    choices.extend((1..all_said).rev());
+    for said in choices {
         let choose = |overrides: Option<(usize, usize)>| -> Vec<String> {
             let mut words = Vec::new();
             for (index, alternatives) in spoken.iter().enumerate() {
-                if optional[index] && !say_optional {
-                    continue;
+                if let Some(symbol) = optional[index] {
+                    let kind = kinds.iter().position(|&k| k == symbol).unwrap_or(0);
+                    if said & (1 << kind) == 0 {
+                        continue;
+                    }
                 }
                 let pick = match overrides {
                     Some((at, alternative)) if at == index => alternative,
@@ -506,6 +536,16 @@ mod tests {
         );
         assert_eq!(texts("mongodb")[0], "mongo d b");
         assert_eq!(texts("happy"), ["happy"]);
+    }
+
+    #[test]
+    fn library_suffixes_may_be_said_without_their_dot() {
+        let next = texts("Next.js");
+        assert_eq!(next[0], "next dot j s");
+        assert!(next.contains(&"next j s".to_owned()), "{next:?}");
+        assert!(texts("Socket.IO").contains(&"socket i o".to_owned()));
+        // A file name keeps its dot said.
+        assert!(!texts("main.rs").contains(&"main r s".to_owned()));
     }
 
     #[test]
