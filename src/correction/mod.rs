@@ -46,8 +46,11 @@ use phonetic::{
     weighted_distance,
 };
 
-/// Most transcript words one term may span.
+/// Most transcript words one term may span, unless its longest spoken form is longer
+/// (a path said symbol by symbol); see [`MAX_LONG_SPAN_WORDS`].
 pub const MAX_SPAN_WORDS: usize = 8;
+/// Most transcript words any term may span: its longest spoken form plus two.
+pub const MAX_LONG_SPAN_WORDS: usize = 16;
 /// Highest normalised phonetic distance accepted between a span and a spoken form.
 pub const MATCH_THRESHOLD: f32 = 0.15;
 /// The same for a span made only of common words.
@@ -104,6 +107,8 @@ pub struct Corrector {
     forms: Vec<FormEntry>,
     /// Forms by the class of their first phone.
     buckets: HashMap<u8, Vec<usize>>,
+    /// Most transcript tokens a span may have (from the longest spoken form).
+    max_span_words: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -200,10 +205,12 @@ impl Corrector {
                 });
             }
         }
+        let longest_form = forms.iter().map(|f| f.words.len()).max().unwrap_or(0);
         Corrector {
             terms: entries,
             forms,
             buckets,
+            max_span_words: (longest_form + 2).clamp(MAX_SPAN_WORDS, MAX_LONG_SPAN_WORDS),
         }
     }
 
@@ -325,7 +332,7 @@ impl Corrector {
                 continue;
             }
             let mut span = Span::default();
-            for end in start + 1..=(start + MAX_SPAN_WORDS).min(tokens.len()) {
+            for end in start + 1..=(start + self.max_span_words).min(tokens.len()) {
                 let token = &tokens[end - 1];
                 if token.words.is_empty() {
                     break;
@@ -381,7 +388,7 @@ impl Corrector {
     fn already_written(&self, tokens: &[Token<'_>], text: &str) -> Vec<bool> {
         let mut protected = vec![false; tokens.len()];
         for start in 0..tokens.len() {
-            for end in start + 1..=(start + MAX_SPAN_WORDS).min(tokens.len()) {
+            for end in start + 1..=(start + self.max_span_words).min(tokens.len()) {
                 let span = &text[tokens[start].core_start..tokens[end - 1].core_end];
                 if self.terms.iter().any(|t| t.text == span) {
                     protected[start..end].iter_mut().for_each(|p| *p = true);
@@ -674,6 +681,37 @@ mod tests {
             fix(&c, "and call get user by I.D."),
             "and call getUserById."
         );
+    }
+
+    #[test]
+    fn long_paths_are_matched_whole_with_each_symbol_said_or_not() {
+        let c = corrector(
+            &["src/utils/date_format.ts", "src/api-client/http_retry.rs"],
+            &[],
+        );
+        // Slashes said, the underscore not.
+        assert_eq!(
+            fix(
+                &c,
+                "Open source slash utils slash date format dot TS and go."
+            ),
+            "Open src/utils/date_format.ts and go."
+        );
+        // Nine words, past the usual span limit: the whole path, not its tail.
+        assert_eq!(
+            fix(&c, "Open source slash API client slash HTTP retry dot RS."),
+            "Open src/api-client/http_retry.rs."
+        );
+    }
+
+    #[test]
+    fn library_names_said_without_their_dot_are_fixed() {
+        let c = corrector(&["Next.js", "Vue.js", "Node.js"], &[]);
+        assert_eq!(
+            fix(&c, "It runs on node JS and view JS."),
+            "It runs on Node.js and Vue.js."
+        );
+        assert_eq!(fix(&c, "What a nice view."), "What a nice view.");
     }
 
     #[test]
