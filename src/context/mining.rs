@@ -255,11 +255,18 @@ fn strip_possessive(text: &str) -> &str {
 }
 
 /// A file name: a stem (or a leading dot) and an extension of 1 to 5 letters or digits
-/// with at least one letter (`main.rs`, `docker-compose.yml`, `Next.js`); a hidden file
-/// (`.env.example`, `.gitignore`) may have a longer one.
+/// with at least one letter (`main.rs`, `docker-compose.yml`, `Next.js`); a lowercase
+/// one may have up to 8 (`schema.prisma`, `build.gradle`, `App.svelte`), a hidden file
+/// (`.env.example`, `.gitignore`) up to 12.
 fn file_name_kind(text: &str) -> Option<TermKind> {
     let (stem, extension) = text.rsplit_once('.')?;
-    let longest = if text.starts_with('.') { 12 } else { 5 };
+    let longest = if text.starts_with('.') {
+        12
+    } else if extension.chars().all(|c| c.is_ascii_lowercase()) {
+        8
+    } else {
+        5
+    };
     let extension_ok = (1..=longest).contains(&extension.chars().count())
         && extension.chars().all(|c| c.is_ascii_alphanumeric())
         && extension.chars().any(|c| c.is_ascii_alphabetic());
@@ -339,6 +346,13 @@ mod tests {
         }
         assert!(!terms.contains(&"and/or".to_owned()));
         assert!(mined("a well-known fact").is_empty());
+        let long_extensions = mined("Edit schema.prisma, App.svelte and build.gradle.");
+        for expected in ["schema.prisma", "App.svelte", "build.gradle"] {
+            assert!(
+                long_extensions.contains(&expected.to_owned()),
+                "{expected} in {long_extensions:?}"
+            );
+        }
     }
 
     #[test]
