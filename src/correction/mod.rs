@@ -360,6 +360,17 @@ impl Corrector {
     /// the second decoding without dragging unrelated speech towards a long list.
     #[must_use]
     pub fn relevant_terms(&self, text: &str) -> Vec<usize> {
+        let mut relevant = self.relevant_terms_as_written(text);
+        // Juncture: "an umpide" may be "a numpide" ("numb pie"), and the other way round.
+        if let Some(rejoined) = move_article_n(text) {
+            relevant.extend(self.relevant_terms_as_written(&rejoined));
+            relevant.sort_unstable();
+            relevant.dedup();
+        }
+        relevant
+    }
+
+    fn relevant_terms_as_written(&self, text: &str) -> Vec<usize> {
         let tokens = tokenize(text);
         let mut relevant: Vec<usize> = self
             .candidates(&tokens, MatchMode::Relevance)
@@ -488,6 +499,42 @@ impl Corrector {
             }
         }
     }
+}
+
+/// `text` with the "n" of every article moved across the word boundary: "an umpide"
+/// becomes "a numpide" and "a napple" becomes "an apple" (`None` when there is none).
+/// The sound is the same, and Whisper guesses the split.
+fn move_article_n(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    let mut changed = false;
+    let mut index = 0;
+    while index < words.len() {
+        let word = words[index];
+        let next = words.get(index + 1).copied().unwrap_or("");
+        let next_starts = |vowel: bool| {
+            next.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() && "aeiouAEIOU".contains(c) == vowel)
+        };
+        if word.eq_ignore_ascii_case("an") && next_starts(true) {
+            out.push(word[..1].to_owned());
+            out.push(format!("n{next}"));
+            (changed, index) = (true, index + 2);
+        } else if word.eq_ignore_ascii_case("a")
+            && next.len() > 2
+            && next.starts_with(['n', 'N'])
+            && next[1..].starts_with(|c: char| "aeiou".contains(c))
+        {
+            out.push(format!("{word}n"));
+            out.push(next[1..].to_owned());
+            (changed, index) = (true, index + 2);
+        } else {
+            out.push(word.to_owned());
+            index += 1;
+        }
+    }
+    changed.then(|| out.join(" "))
 }
 
 /// The byte offset in `word` just after its first `count` folded letters (`None` when
@@ -712,6 +759,22 @@ mod tests {
             "It runs on Node.js and Vue.js."
         );
         assert_eq!(fix(&c, "What a nice view."), "What a nice view.");
+    }
+
+    #[test]
+    fn an_article_n_may_belong_to_the_next_word() {
+        assert_eq!(
+            move_article_n("Use an umpide to vectorize.").as_deref(),
+            Some("Use a numpide to vectorize.")
+        );
+        assert_eq!(
+            move_article_n("It was a napple.").as_deref(),
+            Some("It was an apple.")
+        );
+        assert_eq!(move_article_n("A day and a test."), None);
+        let c = corrector(&["NumPy", "SciPy"], &[]);
+        let relevant = c.relevant_terms("Use an umpide to vectorize the loop.");
+        assert_eq!(relevant, [0]);
     }
 
     #[test]

@@ -62,9 +62,8 @@ pub struct EngineRequest<'a> {
     pub bias: Option<&'a TermBias>,
     /// Let the engine encode a short unprompted window over its own length instead of
     /// Whisper's 30 s (several times faster on dictation-length clips, same WER on the
-    /// real clips). The transcriber turns it off when the request has context terms:
-    /// trimmed, the first pass heard "numb pie" as "an umpide" instead of "numpy", and
-    /// the term was lost (context dev set, d04).
+    /// real clips). The transcriber trims every unprompted pass; a prompted window is
+    /// never trimmed (it looped and translated).
     pub trim_encoder: bool,
 }
 
