@@ -171,8 +171,7 @@ pub fn word_phones(word: &str, out: &mut Vec<u8>) {
                     used = 2;
                 } else if c1 == b'n' && (i == 0 || i + 2 == n) {
                     // silent: "gnome", "sign"
-                } else if matches!(c1, b'e' | b'i' | b'y') && !(i == 0 && c1 == b'e' && c2 == b't')
-                {
+                } else if matches!(c1, b'e' | b'i' | b'y') && !starts_with_hard_g(&l, i) {
                     out.push(b'J');
                 } else {
                     out.push(b'g');
@@ -189,7 +188,10 @@ pub fn word_phones(word: &str, out: &mut Vec<u8>) {
                 }
             }
             b'n' => {
-                if c1 == b'g' && !(is_vowel_letter(c2) && c2 != b'e') {
+                if c1 == b'g' && c2 == b'e' && soft_nge(&l, i) {
+                    // "angel", "danger", "change": n, then the g's own (soft) rule.
+                    out.push(b'n');
+                } else if c1 == b'g' && !(is_vowel_letter(c2) && c2 != b'e') {
                     out.push(b'N');
                     used = 2;
                 } else if c1 == b'k' {
@@ -262,6 +264,31 @@ pub fn word_phones(word: &str, out: &mut Vec<u8>) {
     }
 }
 
+/// True when the `g` at `i` (before e, i or y) is hard although soft is the rule: at the
+/// start of "get", "give", "gift", "girl", "git" ("GitHub" is "git hub"), "gear", "geese".
+fn starts_with_hard_g(l: &[u8], i: usize) -> bool {
+    let next = |k: usize| l.get(i + k).copied().unwrap_or(0);
+    i == 0
+        && match next(1) {
+            b'e' => matches!(next(2), b't' | b'a' | b'e'),
+            b'i' => matches!(next(2), b't' | b'v' | b'f' | b'r' | b'l' | b'g'),
+            _ => false,
+        }
+}
+
+/// True when the "nge" at `i` is said "n-j" ("angel", "danger", "change") rather than
+/// "ng" ("singer", "longer", "finger"): always at the end of the word, and before "r"
+/// unless the vowel before is i, o or u.
+fn soft_nge(l: &[u8], i: usize) -> bool {
+    let after = l.get(i + 3).copied();
+    let before = if i > 0 { l[i - 1] } else { 0 };
+    match after {
+        None => true,
+        Some(b'r') => !matches!(before, b'i' | b'o' | b'u'),
+        Some(_) => true,
+    }
+}
+
 /// Appends the phones of the vowel letter(s) at `i`; returns how many letters it read.
 fn vowel_phones(l: &[u8], i: usize, vowel_count: usize, out: &mut Vec<u8>) -> usize {
     let n = l.len();
@@ -275,7 +302,9 @@ fn vowel_phones(l: &[u8], i: usize, vowel_count: usize, out: &mut Vec<u8>) -> us
         (b'e', b'i') => Some(b'2'),
         (b'e', b'y') => Some(if at_end(i + 2) { b'i' } else { b'2' }),
         (b'e', b'u' | b'w') => Some(b'u'),
-        (b'i', b'e') => Some(if at_end(i + 2) { b'1' } else { b'i' }),
+        // Final "ie" is "eye" in short words ("pie", "tie"), "ee" in longer ones
+        // ("Angie", "cookie", "Natalie").
+        (b'i', b'e') => Some(if at_end(i + 2) && n <= 3 { b'1' } else { b'i' }),
         (b'o', b'a') => Some(b'o'),
         (b'o', b'i' | b'y') => Some(b'3'),
         (b'o', b'o') => Some(b'u'),
@@ -518,6 +547,20 @@ mod tests {
         assert_eq!(key("nation"), key("nashon"));
         assert_eq!(key("the"), "Ti");
         assert_eq!(key("Müller"), "malar");
+    }
+
+    #[test]
+    fn soft_and_hard_g_and_final_ie_follow_english_spelling() {
+        assert_eq!(key("Angelie"), key("Anjali").replace("anJa", "anJe"));
+        assert_eq!(key("change"), "CanJ");
+        assert_eq!(key("singer"), "siNar");
+        assert_eq!(key("git hub"), "githab");
+        assert_eq!(key("get"), "get");
+        assert_eq!(key("gem"), "Jem");
+        assert_eq!(key("pie"), "p1");
+        assert_eq!(key("Natalie"), "natali");
+        assert!(distance("get her", "git hub") <= 1.5);
+        assert!(distance("Angelie", "Anjali") <= 0.5);
     }
 
     #[test]
