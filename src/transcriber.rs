@@ -9,7 +9,7 @@ use crate::audio::{self, AudioLimits, TARGET_SAMPLE_RATE};
 use crate::config;
 use crate::context::TermOrigin;
 use crate::context::{self, ContextLayers, ContextTerms, Dictionary, Languages, Message};
-use crate::correction::Corrector;
+use crate::correction::{Corrector, contains_word};
 use crate::engine::{BiasStrength, Decoding, EngineConfig, EngineRequest, TermBias, WhisperEngine};
 use crate::error::{Error, Result};
 use crate::providers::{self, EndpointConfig, LlmCorrector, SpeechProvider};
@@ -154,10 +154,10 @@ impl ContextTranscriber {
 
         let layers = self.inner.layers;
         let terms = ContextTerms::from_context(&messages, &dictionary);
-        let run_engine = |prompt: &str, bias: Option<&TermBias>| {
+        let run_engine = |prompt: &str, bias: Option<&TermBias>, languages: &Languages| {
             let request = EngineRequest {
                 samples: &samples,
-                languages: &languages,
+                languages,
                 prompt,
                 deadline,
                 bias,
@@ -181,15 +181,17 @@ impl ContextTranscriber {
                 text.to_owned()
             }
         };
-        let first = run_engine("", None)?;
+        let first = run_engine("", None, &languages)?;
         let mut text = finish(&first.text, first.language);
-        let mut language = first.language;
+        let language = first.language;
         if (layers.prompt || layers.biasing) && !terms.is_empty() && !first.text.is_empty() {
             // Two passes: prompt only for the terms the unprompted transcript gives
-            // reason to expect, only when one of them is not yet written exactly, and
-            // keep the prompted transcript only when it writes more of them: a long or
-            // unrelated prompt makes Whisper drop, glue or rewrite ordinary speech.
-            let relevant = terms.subset(&corrector.relevant_terms(&first.text));
+            // reason to expect, only when one of them is not yet written exactly; the
+            // prompted transcript only contributes the terms it writes where the first
+            // has words that sound like them (`Corrector::merge_second_pass`): a prompt
+            // makes Whisper rewrite, capitalise or drop ordinary speech.
+            let relevant_indices = corrector.relevant_terms(&first.text);
+            let relevant = terms.subset(&relevant_indices);
             let written = |text: &str| {
                 relevant
                     .terms()
@@ -197,8 +199,7 @@ impl ContextTranscriber {
                     .filter(|t| contains_word(text, t.text()))
                     .count()
             };
-            let written_first = written(&text);
-            if written_first < relevant.len() {
+            if written(&text) < relevant.len() {
                 let count_tokens = |text: &str| {
                     self.inner
                         .engine
@@ -216,18 +217,20 @@ impl ContextTranscriber {
                 } else {
                     None
                 };
-                let mut second = run_engine(&prompt, bias.as_ref())?;
+                // The first pass chose the language; detecting it again would cost an
+                // encoder pass and could split the two transcripts' languages.
+                let second_languages = language.map_or_else(|| languages.clone(), Languages::One);
+                let mut second = run_engine(&prompt, bias.as_ref(), &second_languages)?;
                 let mut second_text = finish(&second.text, second.language);
                 if bias.is_some() && !prompt.is_empty() && !keeps_the_speech(&text, &second_text) {
                     // Prompt and bias together can tip Whisper into copying the prompt
                     // ("Datadog, Opsgenie." for a ten-word sentence): the prompt alone
                     // usually still spells the terms.
-                    second = run_engine(&prompt, None)?;
+                    second = run_engine(&prompt, None, &second_languages)?;
                     second_text = finish(&second.text, second.language);
                 }
-                if written(&second_text) > written_first && keeps_the_speech(&text, &second_text) {
-                    text = second_text;
-                    language = second.language;
+                if keeps_the_speech(&text, &second_text) {
+                    text = corrector.merge_second_pass(&text, &second_text, &relevant_indices);
                 }
             }
         }
@@ -342,15 +345,6 @@ fn keeps_the_speech(first: &str, second: &str) -> bool {
 /// of the unprompted one's letters.
 const SECOND_PASS_MIN_LETTERS_NUM: usize = 3;
 const SECOND_PASS_MIN_LETTERS_DEN: usize = 5;
-
-/// True when `text` has `word` not glued to other letters or digits.
-fn contains_word(text: &str, word: &str) -> bool {
-    text.match_indices(word).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + word.len()..].chars().next();
-        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
-    })
-}
 
 /// Builds a [`ContextTranscriber`]; every setting has a default.
 #[derive(Debug, Clone, Default)]
@@ -572,14 +566,6 @@ mod tests {
             "Being Anjali, Rohan about Q4 roadmap."
         ));
         assert!(keeps_the_speech("", ""));
-    }
-
-    #[test]
-    fn contains_word_needs_word_boundaries() {
-        assert!(contains_word("Use NumPy to", "NumPy"));
-        assert!(!contains_word("You snumPy to", "numPy"));
-        assert!(contains_word("Open main.rs.", "main.rs"));
-        assert!(!contains_word("Redistribute it", "Redis"));
     }
 
     #[test]

@@ -33,6 +33,7 @@
 //! phone class and filtered by key length before any distance is computed.
 
 pub mod llm; // issue 8: acceptance of LLM corrections
+mod merge;
 pub mod phonetic;
 
 use std::collections::HashMap;
@@ -64,7 +65,7 @@ pub const UNKNOWN_WORD_THRESHOLD: f32 = 0.3;
 pub const FUNCTION_WORD_PENALTY: f32 = 0.1;
 /// Highest normalised phonetic distance at which a span makes a term relevant
 /// ([`Corrector::relevant_terms`]).
-pub const RELEVANCE_THRESHOLD: f32 = 0.35;
+pub const RELEVANCE_THRESHOLD: f32 = 0.45;
 /// Keys with fewer phones than this are never relevant by sound alone.
 pub const MIN_RELEVANCE_KEY_LEN: usize = 3;
 /// Keys with fewer phones than this only match exactly.
@@ -622,6 +623,16 @@ fn bucket(phone: u8) -> u8 {
     }
 }
 
+/// True when `text` has `word` not glued to other letters or digits.
+#[must_use]
+pub fn contains_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
 /// Punctuation that may open a word.
 fn is_leading_punctuation(c: char) -> bool {
     matches!(
@@ -772,7 +783,7 @@ mod tests {
             Some("It was an apple.")
         );
         assert_eq!(move_article_n("A day and a test."), None);
-        let c = corrector(&["NumPy", "SciPy"], &[]);
+        let c = corrector(&["NumPy", "Kubernetes"], &[]);
         let relevant = c.relevant_terms("Use an umpide to vectorize the loop.");
         assert_eq!(relevant, [0]);
     }
@@ -843,7 +854,12 @@ mod tests {
         let c = corrector(&["Saoirse", "Tadhg", "Caoimhe", "Kubernetes"], &[]);
         let relevant = c.relevant_terms("Send the contract to SERSHA and tag before lunch.");
         assert_eq!(relevant, [0, 1]);
-        assert!(c.relevant_terms("The quarterly report is due.").is_empty());
+        // Loose enough that a long span may make a term worth a prompted pass
+        // ("quarterly report is" ~ Kubernetes); `merge_second_pass` decides whether the
+        // term is written, by the term's own length.
+        assert_eq!(c.relevant_terms("The quarterly report is due."), [3]);
+        assert!(c.relevant_terms("The report is due.").is_empty());
+        assert!(c.relevant_terms("It runs on Kuhmatter now.").contains(&3));
     }
 
     #[test]
@@ -865,6 +881,14 @@ mod tests {
             c.correct("vers Postgresse.", Some(german)).text,
             "vers Postgresse."
         );
+    }
+
+    #[test]
+    fn contains_word_needs_word_boundaries() {
+        assert!(contains_word("Use NumPy to", "NumPy"));
+        assert!(!contains_word("You snumPy to", "numPy"));
+        assert!(contains_word("Open main.rs.", "main.rs"));
+        assert!(!contains_word("Redistribute it", "Redis"));
     }
 
     #[test]

@@ -1,0 +1,368 @@
+//! Merging the prompted second transcript into the unprompted first one.
+//!
+//! The second decoding (prompted with the relevant terms and biased towards them) is
+//! good at spelling the terms and bad at everything else: the prompt rewrites ordinary
+//! speech ("der Server" -> "Nächster Mal"), capitalises words ("Prisma Schema"),
+//! repeats a term or copies the prompt. The unprompted first transcript stays the text;
+//! the second one only contributes the terms it writes that the first does not, and
+//! only where the first has words that sound like them:
+//!
+//! - the two transcripts are aligned word by word (same letters, ignoring case and
+//!   punctuation); between two aligned words lies a block where they differ;
+//! - a block whose second-pass words are new terms and common words, and sound like the
+//!   first-pass words as a whole (normalised phonetic distance within
+//!   [`BLOCK_THRESHOLD`]), is taken from the second transcript: "get her" -> "GitHub",
+//!   "added it at mpianca" -> "Aditya and Priyanka";
+//! - otherwise each new term of the block replaces the span of the block's first-pass
+//!   words that sounds most like it, within the relevance threshold
+//!   ([`super::RELEVANCE_THRESHOLD`]; [`COMMON_WORDS_MERGE_THRESHOLD`] for a span of
+//!   common words): "Kuhmatter Simhation Centum" keeps "Simhation Centum" and gets
+//!   "Kubernetes";
+//! - a term the second transcript writes where the first has nothing, or nothing that
+//!   sounds like it, is dropped: the decoder wrote it because it was told to, not
+//!   because it heard it.
+
+use super::phonetic::weighted_distance;
+use super::{Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, tokenize};
+
+/// Highest normalised phonetic distance at which a whole differing block of the second
+/// transcript replaces the first's ("get her" -> "GitHub").
+pub const BLOCK_THRESHOLD: f32 = 0.35;
+/// Highest normalised phonetic distance at which a span of common words of the first
+/// transcript is replaced by a term: common words are likely what was said ("numbers"
+/// is not `NumPy`, "computers" not `Kubernetes`).
+pub const COMMON_WORDS_MERGE_THRESHOLD: f32 = 0.3;
+
+/// Most words per transcript the word alignment handles; longer transcripts (minutes of
+/// audio) are merged in the first transcript's favour: it is returned unchanged.
+const MAX_ALIGNED_WORDS: usize = 2_000;
+
+/// A replacement of the first transcript's bytes `from..to`.
+#[derive(Debug)]
+struct Splice {
+    from: usize,
+    to: usize,
+    text: String,
+}
+
+impl Corrector {
+    /// `first` with the terms among `relevant` (indices into the terms this corrector
+    /// was built from) that `second` writes and `first` does not, each where `first`
+    /// has words that sound like it (see the module documentation). Returns `first`
+    /// unchanged when there is nothing to take.
+    #[must_use]
+    pub fn merge_second_pass(&self, first: &str, second: &str, relevant: &[usize]) -> String {
+        let new_terms: Vec<usize> = relevant
+            .iter()
+            .copied()
+            .filter(|&index| {
+                self.terms.get(index).is_some_and(|term| {
+                    !contains_word(first, &term.text) && contains_word(second, &term.text)
+                })
+            })
+            .collect();
+        if new_terms.is_empty() {
+            return first.to_owned();
+        }
+        let ours = tokenize(first);
+        let theirs = tokenize(second);
+        if ours.len() > MAX_ALIGNED_WORDS || theirs.len() > MAX_ALIGNED_WORDS {
+            return first.to_owned();
+        }
+        let mut splices = Vec::new();
+        for block in differing_blocks(&ours, &theirs) {
+            let (ours_block, theirs_block) =
+                (&ours[block.ours.clone()], &theirs[block.theirs.clone()]);
+            let (Some(ours_first), Some(ours_last)) = (ours_block.first(), ours_block.last())
+            else {
+                continue; // the second transcript added words the first has no sound for
+            };
+            let (Some(theirs_first), Some(theirs_last)) =
+                (theirs_block.first(), theirs_block.last())
+            else {
+                continue;
+            };
+            let theirs_text = &second[theirs_first.core_start..theirs_last.core_end];
+            let block_terms: Vec<usize> = new_terms
+                .iter()
+                .copied()
+                .filter(|&index| contains_word(theirs_text, &self.terms[index].text))
+                .collect();
+            if block_terms.is_empty() {
+                continue;
+            }
+            let only_terms_and_common_words = theirs_block.iter().all(|token| {
+                token.common
+                    || block_terms
+                        .iter()
+                        .any(|&index| contains_word(token.core, &self.terms[index].text))
+            });
+            let threshold = if ours_block.iter().all(|token| token.common) {
+                COMMON_WORDS_MERGE_THRESHOLD
+            } else {
+                BLOCK_THRESHOLD
+            };
+            if only_terms_and_common_words
+                && sound_alike(
+                    &joined_key(ours_block),
+                    &joined_key(theirs_block),
+                    threshold,
+                )
+            {
+                splices.push(Splice {
+                    from: ours_first.core_start,
+                    to: ours_last.core_end,
+                    text: theirs_text.to_owned(),
+                });
+                continue;
+            }
+            splices.extend(self.term_spans(ours_block, &block_terms));
+        }
+        if splices.is_empty() {
+            return first.to_owned();
+        }
+        splices.sort_by_key(|splice| splice.from);
+        let mut merged = String::with_capacity(first.len() + 16);
+        let mut last = 0;
+        for splice in splices {
+            merged.push_str(&first[last..splice.from]);
+            merged.push_str(&splice.text);
+            last = splice.to;
+        }
+        merged.push_str(&first[last..]);
+        merged
+    }
+
+    /// For each of `terms`, the span of `tokens` that sounds most like it, as
+    /// non-overlapping replacements by the term. The distance is normalised by the
+    /// length of the term's spoken form, not the span's: a long span gets no credit for
+    /// the sounds it has beyond the term ("contract to Sersha" is not `Kubernetes`).
+    fn term_spans(&self, tokens: &[Token<'_>], terms: &[usize]) -> Vec<Splice> {
+        let mut candidates: Vec<_> = self
+            .candidates(tokens, MatchMode::Relevance)
+            .into_iter()
+            .filter(|candidate| terms.contains(&candidate.term))
+            .filter_map(|mut candidate| {
+                let span = &tokens[candidate.start..candidate.end];
+                let threshold = if span.iter().all(|token| token.common) {
+                    COMMON_WORDS_MERGE_THRESHOLD
+                } else {
+                    RELEVANCE_THRESHOLD
+                };
+                candidate.cost = self.distance_to_term(&joined_key(span), candidate.term)?;
+                (candidate.cost <= threshold + 1e-4).then_some(candidate)
+            })
+            .collect();
+        candidates.sort_by(|a, b| a.cost.total_cmp(&b.cost).then(a.start.cmp(&b.start)));
+        let mut taken = vec![false; tokens.len()];
+        let mut placed: Vec<usize> = Vec::new();
+        let mut splices = Vec::new();
+        for candidate in candidates {
+            let range = candidate.start..candidate.end;
+            if placed.contains(&candidate.term) || taken[range.clone()].iter().any(|&t| t) {
+                continue;
+            }
+            taken[range].iter_mut().for_each(|t| *t = true);
+            placed.push(candidate.term);
+            splices.push(Splice {
+                from: tokens[candidate.start].core_start,
+                to: tokens[candidate.end - 1].core_end,
+                text: self.terms[candidate.term].text.clone(),
+            });
+        }
+        splices
+    }
+}
+
+impl Corrector {
+    /// The smallest weighted distance from `key` to a spoken form of term `term`,
+    /// divided by that form's key length.
+    fn distance_to_term(&self, key: &[u8], term: usize) -> Option<f32> {
+        self.forms
+            .iter()
+            .filter(|form| form.term == term && !form.key.is_empty())
+            .filter_map(|form| {
+                #[allow(clippy::cast_precision_loss)]
+                let length = form.key.len() as f32;
+                weighted_distance(key, &form.key, f32::MAX).map(|d| d / length)
+            })
+            .min_by(f32::total_cmp)
+    }
+}
+
+/// Where two tokenised transcripts differ: token ranges of each, between aligned words.
+#[derive(Debug, PartialEq)]
+struct Block {
+    ours: std::ops::Range<usize>,
+    theirs: std::ops::Range<usize>,
+}
+
+/// The blocks between the words of a longest common subsequence of `ours` and
+/// `theirs` (words compared by their letters and digits, ignoring case).
+fn differing_blocks(ours: &[Token<'_>], theirs: &[Token<'_>]) -> Vec<Block> {
+    let fold = |token: &Token<'_>| -> String {
+        token
+            .core
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let a: Vec<String> = ours.iter().map(fold).collect();
+    let b: Vec<String> = theirs.iter().map(fold).collect();
+    // lcs[i][j]: length of the longest common subsequence of a[i..] and b[j..].
+    let width = b.len() + 1;
+    let mut lcs = vec![0u32; (a.len() + 1) * width];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i * width + j] = if !a[i].is_empty() && a[i] == b[j] {
+                lcs[(i + 1) * width + j + 1] + 1
+            } else {
+                lcs[(i + 1) * width + j].max(lcs[i * width + j + 1])
+            };
+        }
+    }
+    let mut blocks = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    let (mut block_i, mut block_j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if !a[i].is_empty() && a[i] == b[j] {
+            if block_i < i || block_j < j {
+                blocks.push(Block {
+                    ours: block_i..i,
+                    theirs: block_j..j,
+                });
+            }
+            i += 1;
+            j += 1;
+            (block_i, block_j) = (i, j);
+        } else if lcs[(i + 1) * width + j] >= lcs[i * width + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    if block_i < a.len() || block_j < b.len() {
+        blocks.push(Block {
+            ours: block_i..a.len(),
+            theirs: block_j..b.len(),
+        });
+    }
+    blocks
+}
+
+/// The phonetic key of consecutive tokens, as one key.
+fn joined_key(tokens: &[Token<'_>]) -> Vec<u8> {
+    let mut key: Vec<u8> = tokens.iter().flat_map(|t| t.key.iter().copied()).collect();
+    key.dedup();
+    key
+}
+
+/// True when two keys are within `threshold` of each other (normalised by the longer
+/// one).
+fn sound_alike(a: &[u8], b: &[u8], threshold: f32) -> bool {
+    let longest = a.len().max(b.len());
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let limit = threshold * longest as f32;
+    weighted_distance(a, b, limit + 1e-4).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::context::{ContextTerms, Dictionary, Message};
+    use crate::correction::Corrector;
+
+    fn merge(dictionary: &[&str], first: &str, second: &str) -> String {
+        let dictionary = Dictionary::from_terms(dictionary).expect("valid");
+        let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
+        let corrector = Corrector::new(&terms);
+        let all: Vec<usize> = (0..terms.len()).collect();
+        corrector.merge_second_pass(first, second, &all)
+    }
+
+    #[test]
+    fn a_term_replaces_the_words_that_sound_like_it_and_nothing_else() {
+        assert_eq!(
+            merge(
+                &["Kubernetes"],
+                "der Server läuft jetzt auf Kuhmatter Simhation Centum.",
+                "Nächster Mal läuft jetzt auf Kubernetes im Händen zu tun."
+            ),
+            "der Server läuft jetzt auf Kubernetes Simhation Centum."
+        );
+    }
+
+    #[test]
+    fn a_block_that_sounds_alike_is_taken_whole() {
+        assert_eq!(
+            merge(
+                &["Jenkins", "GitHub"],
+                "Move the pipeline from Jenkins to get her actions.",
+                "Move the Pipeline from Jenkins to GitHub actions."
+            ),
+            "Move the pipeline from Jenkins to GitHub actions."
+        );
+        assert_eq!(
+            merge(
+                &["Aditya", "Priyanka"],
+                "Ping added it at mpianca about the launch.",
+                "Ping Aditya and Priyanka about the launch."
+            ),
+            "Ping Aditya and Priyanka about the launch."
+        );
+    }
+
+    #[test]
+    fn a_term_without_a_sound_alike_in_the_first_transcript_is_dropped() {
+        let first = "Let's review the numbers again on Monday.";
+        assert_eq!(
+            merge(&["PyTorch"], first, "Let's review PyTorch again on Monday."),
+            first
+        );
+        assert_eq!(merge(&["Datadog"], first, "Datadog."), first);
+        assert_eq!(
+            merge(
+                &["Datadog"],
+                first,
+                "Let's review the numbers again on Monday. Datadog."
+            ),
+            first
+        );
+    }
+
+    #[test]
+    fn a_long_span_does_not_stand_for_a_shorter_term() {
+        // "contract to Sersha" is loosely like Kubernetes over its own length, but the
+        // span has far more sounds than the term.
+        let first = "Send the contract to Sersha and tag before lunch.";
+        let second = "Send the Kubernetes and tag before lunch.";
+        assert_eq!(merge(&["Kubernetes"], first, second), first);
+        let first = "The quarterly report is due.";
+        assert_eq!(
+            merge(&["Kubernetes"], first, "The Kubernetes is due."),
+            first
+        );
+    }
+
+    #[test]
+    fn common_words_give_way_only_to_a_close_sound() {
+        let first = "Let's review the numbers again on Monday.";
+        assert_eq!(
+            merge(&["NumPy"], first, "Let's review the NumPy again on Monday."),
+            first
+        );
+    }
+
+    #[test]
+    fn terms_the_first_transcript_already_writes_change_nothing() {
+        let first = "Deploy it on Kubernetes.";
+        assert_eq!(
+            merge(&["Kubernetes"], first, "Deploy it on Kubernetes now."),
+            first
+        );
+        assert_eq!(merge(&["Kubernetes"], "", "Kubernetes."), "");
+    }
+}
