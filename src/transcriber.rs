@@ -132,8 +132,10 @@ impl ContextTranscriber {
     /// The context goes through the layers switched on with
     /// [`ContextTranscriberBuilder::with_context_layers`]: the terms of the dictionary and
     /// those mined from the messages ([`ContextTerms`]); a first, unprompted decoding; a
-    /// second decoding prompted with the terms the first one makes likely, kept when it
-    /// writes more of them; then spoken-to-written correction ([`Corrector`]).
+    /// second decoding prompted with the terms the first one makes likely, whose new
+    /// terms are merged into the first transcript where it has words that sound like
+    /// them ([`Corrector::merge_second_pass`]); spoken-to-written correction
+    /// ([`Corrector`]) of both.
     ///
     /// # Errors
     /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.

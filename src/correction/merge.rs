@@ -172,9 +172,7 @@ impl Corrector {
         }
         splices
     }
-}
 
-impl Corrector {
     /// The smallest weighted distance from `key` to a spoken form of term `term`,
     /// divided by that form's key length.
     fn distance_to_term(&self, key: &[u8], term: usize) -> Option<f32> {
