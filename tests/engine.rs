@@ -185,6 +185,37 @@ fn unsure_language_detection_on_a_short_clip_falls_back_to_the_full_window() {
 }
 
 #[test]
+fn the_language_guessed_from_earlier_requests_never_changes_the_transcript() {
+    // After English requests the engine decodes the next one in English before it
+    // detects the language from that decode's encoder pass. A German clip must still
+    // come out exactly as on a fresh transcriber, and English after German likewise.
+    let german = real_clip("de_picovoice");
+    let jfk = real_clip("en_whisper_jfk");
+    let fresh = |path: &std::path::Path| {
+        let transcriber = base_builder().build().expect("load base model");
+        transcribe_file(&transcriber, path, Languages::Auto).expect("transcribe")
+    };
+    let german_alone = fresh(&german.path);
+    let jfk_alone = fresh(&jfk.path);
+    assert_eq!(german_alone.language, Some(lang("de")));
+
+    let transcriber = base_builder().build().expect("load base model");
+    let run = |path: &std::path::Path| {
+        transcribe_file(&transcriber, path, Languages::Auto).expect("transcribe")
+    };
+    for _ in 0..2 {
+        let english = run(&jfk.path);
+        assert_eq!(english.text, jfk_alone.text);
+        assert_eq!(english.language, Some(lang("en")));
+    }
+    let after_english = run(&german.path);
+    assert_eq!(after_english.language, Some(lang("de")));
+    assert_eq!(after_english.text, german_alone.text);
+    let after_german = run(&jfk.path);
+    assert_eq!(after_german.text, jfk_alone.text);
+}
+
+#[test]
 fn a_whole_minute_is_transcribed_not_just_the_first_window() {
     // jfk five times with pauses: 65 s of audio, more than two Whisper windows.
     let clip = real_clip("en_whisper_jfk");

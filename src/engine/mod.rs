@@ -3,11 +3,13 @@
 //! One [`WhisperEngine`] holds the model (loaded once, shared by every call and thread)
 //! and a pool of per-call decoder states. A call runs: speech detection (Silero VAD, or
 //! a digital-silence check when no VAD model is installed) -> windows along speech
-//! boundaries ([`windows`]) -> language choice -> decoding of each window with the
-//! context prompt and the previous window's text.
+//! boundaries ([`windows`]) -> language detection, sharing the first window's encoder
+//! pass when the language can be guessed ([`language_guess`]) -> decoding of each window
+//! with the context prompt (never the previous window's text).
 
 pub mod biasing;
 pub mod bpe;
+mod language_guess;
 mod pool;
 mod whisper;
 pub mod windows;

@@ -7,6 +7,7 @@ use std::ffi::c_void;
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use whisper_rs::{
@@ -16,6 +17,7 @@ use whisper_rs::{
 
 use super::biasing::{BiasPhrase, BiasStrength, TermBias};
 use super::bpe::BpeVocabulary;
+use super::language_guess::LanguageGuess;
 use super::pool::Pool;
 use super::windows::{self, Window};
 use super::{Decoding, EngineConfig, EngineOutput, EngineRequest};
@@ -28,10 +30,15 @@ use crate::error::{Error, Result};
 const VOCAB_WITH_CANTONESE: i32 = 51_866;
 /// Whisper's prompt budget: at most this many tokens of previous text count.
 const MAX_PROMPT_TOKENS: usize = 223;
-/// Seconds at the start of the first window that language detection listens to: on the
-/// real clips (11 languages) 5 s gave the same languages as 10 s, with the encoder over
-/// 320 frames instead of up to 564.
-const DETECTION_SECS: usize = 5;
+/// The language is detected from the whole first window when it is at most this long
+/// (seconds), else from its first [`DETECTION_SECS`]. The whole window's encoder pass is
+/// the one its decode makes, so detection can share it (see [`super::language_guess`]);
+/// when it cannot, that pass costs more than a 5 s one, and longer windows share it
+/// less often (whisper.cpp encodes them twice more often).
+const MAX_SHARED_DETECTION_SECS: f64 = 20.0;
+/// Seconds at the start of a longer first window that language detection listens to:
+/// on the real clips (11 languages) 5 s gave the same languages as 10 s.
+const DETECTION_SECS: f64 = 5.0;
 
 /// The embedded Whisper engine: the model, loaded once, and pools of per-call state.
 pub struct WhisperEngine {
@@ -44,6 +51,8 @@ pub struct WhisperEngine {
     states: Pool<WhisperState>,
     /// Decoding parameters per language, see [`WhisperEngine::base_params`].
     params_by_language: Mutex<HashMap<Language, LanguageParams>>,
+    /// The language to decode with before detecting it (see [`super::language_guess`]).
+    language_guess: Mutex<LanguageGuess>,
     threads: usize,
     decoding: Decoding,
     model_description: String,
@@ -144,6 +153,7 @@ impl WhisperEngine {
             vad_contexts: Pool::new(),
             states: Pool::new(),
             params_by_language: Mutex::new(HashMap::new()),
+            language_guess: Mutex::new(LanguageGuess::default()),
             threads: config.threads.max(1),
             decoding: config.decoding,
         };
@@ -274,20 +284,18 @@ impl WhisperEngine {
             let audio = window.render(samples);
             decoded_samples += audio.len();
             let mode = mode_for(audio.len());
-            let language = match language {
-                Some(language) => language,
+            let text = match language {
+                Some(language) => {
+                    self.decode_window(state, &audio, language, prompt, mode, request)?
+                        .text
+                }
                 None => {
-                    let start = &audio[..audio
-                        .len()
-                        .min(DETECTION_SECS * TARGET_SAMPLE_RATE as usize)];
-                    let detection_ctx = mode_for(start.len()).encoder_ctx;
-                    let detected =
-                        self.detect_language(state, start, detection_ctx, request.languages)?;
+                    let (text, detected) =
+                        self.decode_detecting_language(state, &audio, prompt, mode, request)?;
                     language = Some(detected);
-                    detected
+                    text
                 }
             };
-            let text = self.decode_window(state, &audio, language, prompt, mode, request)?;
             if !text.is_empty() {
                 texts.push(text);
             }
@@ -333,20 +341,85 @@ impl WhisperEngine {
         }
     }
 
-    /// Detects the language of `audio`, restricted to the languages the request allows,
-    /// with the encoder over `encoder_ctx` frames (the context the window is decoded
-    /// with). A trimmed context is less sure of itself: when its best allowed language
-    /// has a probability under [`MIN_TRIMMED_DETECTION_PROBABILITY`], detection runs
-    /// again over the full 30 s (an espeak-ng German clip allowed to be German or
-    /// English came out as English, at 0.05, on trimmed contexts; context dev set d21).
-    fn detect_language(
+    /// Decodes the request's first window and detects its language, both from one
+    /// encoder pass when the engine can guess the language (see
+    /// [`super::language_guess`]): it decodes with the guess, then detects from that
+    /// decode's encoder output and decodes again only when the guess was wrong. Without
+    /// a guess it detects first. Either way the language is detected from the window's
+    /// first encoder pass at the window's encoder context, and the text is decoded in
+    /// that language: the guess changes the cost, never the result.
+    fn decode_detecting_language(
+        &self,
+        state: &mut WhisperState,
+        audio: &[f32],
+        prompt: &[i32],
+        mode: WindowMode,
+        request: &EngineRequest<'_>,
+    ) -> Result<(String, Language)> {
+        let languages = request.languages;
+        let whole_window = audio.len() <= windows::secs_to_samples(MAX_SHARED_DETECTION_SECS);
+        let detection_audio = if whole_window {
+            audio
+        } else {
+            &audio[..windows::secs_to_samples(DETECTION_SECS).min(audio.len())]
+        };
+        let detection_ctx = WindowMode::for_window(
+            detection_audio.len(),
+            request.trim_encoder,
+            !prompt.is_empty(),
+        )
+        .encoder_ctx;
+        let (candidate, guess) = {
+            let guess = lock_ignoring_poison(&self.language_guess);
+            let candidate = guess.candidate(languages);
+            (candidate, guess.guess(languages).filter(|_| whole_window))
+        };
+        let guessed = match guess {
+            Some(language) => Some((
+                language,
+                self.decode_window(state, audio, language, prompt, mode, request)?,
+            )),
+            None => None,
+        };
+        let first_encoding = match &guessed {
+            // The state still holds the decode's only encoder pass: the whole window from
+            // its start, at the window's context.
+            Some((_, decoded)) if decoded.encoder_passes == 1 => {
+                self.best_language_of_encoding(state, languages)?
+            }
+            _ => self.best_language(state, detection_audio, detection_ctx, languages)?,
+        };
+        let detected = self.settle_language(
+            state,
+            detection_audio,
+            detection_ctx,
+            first_encoding,
+            languages,
+        )?;
+        lock_ignoring_poison(&self.language_guess).record(candidate, detected);
+        match guessed {
+            Some((language, decoded)) if language == detected => Ok((decoded.text, detected)),
+            _ => {
+                let decoded = self.decode_window(state, audio, detected, prompt, mode, request)?;
+                Ok((decoded.text, detected))
+            }
+        }
+    }
+
+    /// The detected language, given the best allowed language and its probability on
+    /// an encoder context of `encoder_ctx` frames. A trimmed context is less sure of
+    /// itself: when the probability is under [`MIN_TRIMMED_DETECTION_PROBABILITY`],
+    /// detection runs again over the full 30 s (an espeak-ng German clip allowed to be
+    /// German or English came out as English, at 0.05, on trimmed contexts; context dev
+    /// set d21).
+    fn settle_language(
         &self,
         state: &mut WhisperState,
         audio: &[f32],
         encoder_ctx: i32,
+        (language, probability): (Language, f32),
         languages: &Languages,
     ) -> Result<Language> {
-        let (language, probability) = self.best_language(state, audio, encoder_ctx, languages)?;
         if encoder_ctx == FULL_ENCODER_CTX || probability >= MIN_TRIMMED_DETECTION_PROBABILITY {
             return Ok(language);
         }
@@ -355,7 +428,8 @@ impl WhisperEngine {
     }
 
     /// The most probable allowed language of `audio` with the encoder over `encoder_ctx`
-    /// frames, and its probability.
+    /// frames, and its probability: one encoder pass, then
+    /// [`WhisperEngine::best_language_of_encoding`].
     fn best_language(
         &self,
         state: &mut WhisperState,
@@ -363,14 +437,10 @@ impl WhisperEngine {
         encoder_ctx: i32,
         languages: &Languages,
     ) -> Result<(Language, f32)> {
-        let failed = |what: &str, e: whisper_rs::WhisperError| Error::TranscriptionFailed {
-            message: format!("language detection failed: {what}: {e}"),
-            source: Some(Box::new(e)),
-        };
-        // whisper.cpp detects with the spectrogram and the encoder context (audio_ctx)
-        // of the state's last `whisper_full` call, and only that call sets them. This
-        // call sets both for `audio` and stops before its encoder runs, so detection
-        // costs one encoder pass and never depends on what the state decoded before.
+        // The encoder runs on the state's spectrogram with the state's encoder context
+        // (audio_ctx), and only `whisper_full` sets them. This call sets both for `audio`
+        // and stops before its own encoder pass; the pass below is then exactly the first
+        // one a `whisper_full` call on `audio` makes, whatever the state did before.
         let mut params = self.base_params(Language::from_code("en")?);
         params.set_audio_ctx(encoder_ctx);
         // SAFETY: `stop_before_encoding` ignores its arguments and returns false; it
@@ -380,33 +450,60 @@ impl WhisperEngine {
         }
         state
             .full(params, audio)
-            .map_err(|e| failed("spectrogram", e))?;
-        let (_, probabilities) = state
-            .lang_detect(0, self.threads)
-            .map_err(|e| failed("encoder", e))?;
-        let best = probabilities
-            .iter()
-            .enumerate()
-            .filter_map(|(id, &p)| {
-                let language = Language::from_whisper_id(i32::try_from(id).ok()?)?;
-                (language.available_in(self.language_count) && languages.allows(language))
-                    .then_some((language, p))
+            .map_err(|e| detection_failed("spectrogram", e))?;
+        state
+            .encode(0, self.threads)
+            .map_err(|e| detection_failed("encoder", e))?;
+        self.best_language_of_encoding(state, languages)
+    }
+
+    /// The most probable allowed language of the encoder output the state holds, and
+    /// its probability among the model's languages: Whisper's detection, one decoder
+    /// step on the start-of-transcript token (what whisper.cpp's detection does after
+    /// its own encoder pass).
+    fn best_language_of_encoding(
+        &self,
+        state: &mut WhisperState,
+        languages: &Languages,
+    ) -> Result<(Language, f32)> {
+        state
+            .decode(&[self.context.token_sot()], 0, self.threads)
+            .map_err(|e| detection_failed("decoder", e))?;
+        let logits = state
+            .get_logits()
+            .map_err(|e| detection_failed("logits", e))?;
+        let language_logits: Vec<(Language, f32)> = (0..self.language_count)
+            .filter_map(|index| {
+                let id = i32::try_from(index).ok()?;
+                let language = Language::from_whisper_id(id)?;
+                let token = usize::try_from(self.context.token_lang(id)).ok()?;
+                Some((language, *logits.get(token)?))
             })
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        best.ok_or_else(|| Error::TranscriptionFailed {
-            message: "language detection returned no allowed language".into(),
-            source: None,
-        })
+            .collect();
+        let max = language_logits
+            .iter()
+            .map(|(_, logit)| *logit)
+            .fold(f32::NEG_INFINITY, f32::max);
+        let total: f32 = language_logits
+            .iter()
+            .map(|(_, logit)| (logit - max).exp())
+            .sum();
+        language_logits
+            .iter()
+            .filter(|(language, _)| languages.allows(*language))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|&(language, logit)| (language, (logit - max).exp() / total))
+            .ok_or_else(|| Error::TranscriptionFailed {
+                message: "language detection returned no allowed language".into(),
+                source: None,
+            })
     }
 
     /// The decoding parameters for `language`, built once per language and cloned per
     /// window: whisper-rs leaks the C string of every `set_language` call, so building them
     /// per call would leak a little memory per window in a long-running server.
     fn base_params(&self, language: Language) -> FullParams<'static, 'static> {
-        let mut cache = match self.params_by_language.lock() {
-            Ok(cache) => cache,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut cache = lock_ignoring_poison(&self.params_by_language);
         let entry = cache.entry(language).or_insert_with(|| {
             let strategy = match self.decoding {
                 Decoding::Greedy => SamplingStrategy::Greedy { best_of: 1 },
@@ -443,9 +540,21 @@ impl WhisperEngine {
         prompt: &[i32],
         mode: WindowMode,
         request: &EngineRequest<'_>,
-    ) -> Result<String> {
+    ) -> Result<DecodedWindow> {
         let deadline = request.deadline;
         let mut params = self.base_params(language);
+        let encoder_passes = AtomicUsize::new(0);
+        // SAFETY: `count_encoder_pass` only increments the `AtomicUsize` behind the
+        // pointer, which lives on this stack frame until after `state.full` returns (the
+        // params, and with them the pointer, are consumed by that call).
+        unsafe {
+            params.set_start_encoder_callback(Some(count_encoder_pass));
+            params.set_start_encoder_callback_user_data(
+                std::ptr::from_ref(&encoder_passes)
+                    .cast_mut()
+                    .cast::<c_void>(),
+            );
+        }
         params.set_tokens(prompt);
         params.set_audio_ctx(mode.encoder_ctx);
         params.set_no_timestamps(!mode.timestamps);
@@ -516,7 +625,10 @@ impl WhisperEngine {
                 text.push(' ');
             }
         }
-        Ok(normalise_whitespace(&text))
+        Ok(DecodedWindow {
+            text: normalise_whitespace(&text),
+            encoder_passes: encoder_passes.load(Ordering::Relaxed),
+        })
     }
 
     /// Speech regions in samples: from the VAD when loaded, else the whole signal.
@@ -563,6 +675,29 @@ impl WhisperEngine {
             message: format!("{path} is not a loadable Silero VAD model ({e})"),
             source: Some(Box::new(e)),
         })
+    }
+}
+
+/// One decoded window.
+struct DecodedWindow {
+    /// The window's text, whitespace-normalised.
+    text: String,
+    /// Encoder passes `whisper_full` made: more than one when it moved on through the
+    /// window after a segment that ended early.
+    encoder_passes: usize,
+}
+
+fn detection_failed(what: &str, error: whisper_rs::WhisperError) -> Error {
+    Error::TranscriptionFailed {
+        message: format!("language detection failed: {what}: {error}"),
+        source: Some(Box::new(error)),
+    }
+}
+
+fn lock_ignoring_poison<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
     }
 }
 
@@ -655,6 +790,24 @@ unsafe extern "C" fn stop_before_encoding(
     _user_data: *mut c_void,
 ) -> bool {
     false
+}
+
+/// whisper.cpp's encoder-begin callback that counts the encoder passes of a
+/// `whisper_full` call and lets each run.
+///
+/// # Safety
+/// `user_data` must point to a live `AtomicUsize`.
+unsafe extern "C" fn count_encoder_pass(
+    _context: *mut whisper_rs::WhisperSysContext,
+    _state: *mut whisper_rs::WhisperSysState,
+    user_data: *mut c_void,
+) -> bool {
+    // SAFETY: `decode_window` passes a pointer to an `AtomicUsize` that outlives the
+    // whisper_full call during which this callback runs.
+    if let Some(counter) = unsafe { user_data.cast::<AtomicUsize>().as_ref() } {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+    true
 }
 
 /// whisper.cpp's abort callback: true once the deadline has passed.
