@@ -4,7 +4,7 @@
 //! and a pool of per-call decoder states. A call runs: speech detection (Silero VAD, or
 //! a digital-silence check when no VAD model is installed) -> windows along speech
 //! boundaries ([`windows`]) -> language detection, sharing the first window's encoder
-//! pass when the language can be guessed ([`language_guess`]) -> decoding of each window
+//! pass when the language can be guessed (`language_guess.rs`) -> decoding of each window
 //! with the context prompt (never the previous window's text).
 
 pub mod biasing;
