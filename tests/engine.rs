@@ -213,6 +213,16 @@ fn the_language_guessed_from_earlier_requests_never_changes_the_transcript() {
     assert_eq!(after_english.text, german_alone.text);
     let after_german = run(&jfk.path);
     assert_eq!(after_german.text, jfk_alone.text);
+
+    // English decoded as Chinese loops until Whisper's token limit; that guessed decode
+    // is stopped at its budget, and the text is still the fresh one.
+    let transcriber = base_builder().build().expect("load base model");
+    let chinese = real_clip("zh_triton_mid");
+    transcribe_file(&transcriber, &chinese.path, Languages::Auto).expect("transcribe");
+    let after_chinese =
+        transcribe_file(&transcriber, &jfk.path, Languages::Auto).expect("transcribe");
+    assert_eq!(after_chinese.language, Some(lang("en")));
+    assert_eq!(after_chinese.text, jfk_alone.text);
 }
 
 #[test]

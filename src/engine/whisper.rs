@@ -33,8 +33,8 @@ const MAX_PROMPT_TOKENS: usize = 223;
 /// The language is detected from the whole first window when it is at most this long
 /// (seconds), else from its first [`DETECTION_SECS`]. The whole window's encoder pass is
 /// the one its decode makes, so detection can share it (see [`super::language_guess`]);
-/// when it cannot, that pass costs more than a 5 s one, and longer windows share it
-/// less often (whisper.cpp encodes them twice more often).
+/// longer windows share it less often (whisper.cpp encodes them twice more often), and
+/// then a second encoder pass over the whole window costs much more than one over 5 s.
 const MAX_SHARED_DETECTION_SECS: f64 = 20.0;
 /// Seconds at the start of a longer first window that language detection listens to:
 /// on the real clips (11 languages) 5 s gave the same languages as 10 s.
@@ -286,7 +286,7 @@ impl WhisperEngine {
             let mode = mode_for(audio.len());
             let text = match language {
                 Some(language) => {
-                    self.decode_window(state, &audio, language, prompt, mode, request)?
+                    self.decode_window(state, &audio, language, prompt, mode, request, None)?
                         .text
                 }
                 None => {
@@ -341,13 +341,17 @@ impl WhisperEngine {
         }
     }
 
-    /// Decodes the request's first window and detects its language, both from one
-    /// encoder pass when the engine can guess the language (see
-    /// [`super::language_guess`]): it decodes with the guess, then detects from that
-    /// decode's encoder output and decodes again only when the guess was wrong. Without
-    /// a guess it detects first. Either way the language is detected from the window's
-    /// first encoder pass at the window's encoder context, and the text is decoded in
-    /// that language: the guess changes the cost, never the result.
+    /// Decodes the request's first window and detects its language, from one encoder
+    /// pass when the first guess is right (see [`super::language_guess`]).
+    ///
+    /// A first window of up to [`MAX_SHARED_DETECTION_SECS`] is decoded with a guess:
+    /// the language detected last, while that guess is usually right, else the language
+    /// of the window's first [`DETECTION_SECS`] (a cheaper encoder pass). The language is
+    /// then detected from that decode's own encoder pass, and the window is decoded
+    /// again only when the guess was wrong. The language therefore always comes from the
+    /// window's first encoder pass at the window's context, and the text is always
+    /// decoded in it: the guess changes the cost, never the result. A longer first
+    /// window takes the language of its first [`DETECTION_SECS`].
     fn decode_detecting_language(
         &self,
         state: &mut WhisperState,
@@ -357,53 +361,46 @@ impl WhisperEngine {
         request: &EngineRequest<'_>,
     ) -> Result<(String, Language)> {
         let languages = request.languages;
-        let whole_window = audio.len() <= windows::secs_to_samples(MAX_SHARED_DETECTION_SECS);
-        let detection_audio = if whole_window {
-            audio
-        } else {
-            &audio[..windows::secs_to_samples(DETECTION_SECS).min(audio.len())]
-        };
-        let detection_ctx = WindowMode::for_window(
-            detection_audio.len(),
-            request.trim_encoder,
-            !prompt.is_empty(),
-        )
-        .encoder_ctx;
-        let (candidate, guess) = {
+        let start = &audio[..windows::secs_to_samples(DETECTION_SECS).min(audio.len())];
+        let start_ctx =
+            WindowMode::for_window(start.len(), request.trim_encoder, !prompt.is_empty())
+                .encoder_ctx;
+        let (candidate, history_guess) = {
             let guess = lock_ignoring_poison(&self.language_guess);
-            let candidate = guess.candidate(languages);
-            (candidate, guess.guess(languages).filter(|_| whole_window))
+            (guess.candidate(languages), guess.guess(languages))
         };
-        let guessed = match guess {
-            Some(language) => Some((
-                language,
-                self.decode_window(state, audio, language, prompt, mode, request)?,
-            )),
-            None => None,
-        };
-        let first_encoding = match &guessed {
-            // The state still holds the decode's only encoder pass: the whole window from
-            // its start, at the window's context.
-            Some((_, decoded)) if decoded.encoder_passes == 1 => {
-                self.best_language_of_encoding(state, languages)?
-            }
-            _ => self.best_language(state, detection_audio, detection_ctx, languages)?,
-        };
-        let detected = self.settle_language(
-            state,
-            detection_audio,
-            detection_ctx,
-            first_encoding,
-            languages,
-        )?;
-        lock_ignoring_poison(&self.language_guess).record(candidate, detected);
-        match guessed {
-            Some((language, decoded)) if language == detected => Ok((decoded.text, detected)),
-            _ => {
-                let decoded = self.decode_window(state, audio, detected, prompt, mode, request)?;
-                Ok((decoded.text, detected))
-            }
+        if audio.len() > windows::secs_to_samples(MAX_SHARED_DETECTION_SECS) {
+            let best = self.best_language(state, start, start_ctx, languages)?;
+            let detected = self.settle_language(state, start, start_ctx, best, languages)?;
+            lock_ignoring_poison(&self.language_guess).record(candidate, detected);
+            let decoded =
+                self.decode_window(state, audio, detected, prompt, mode, request, None)?;
+            return Ok((decoded.text, detected));
         }
+        let guess = match history_guess {
+            Some(language) => language,
+            None => self.best_language(state, start, start_ctx, languages)?.0,
+        };
+        // A decode in the wrong language can loop until Whisper's token limit and retry
+        // at every fallback temperature (English clips decoded as Chinese took up to
+        // 4.6 s instead of 0.2 s); the guessed decode stops at its budget instead.
+        let budget = guessed_decode_budget(audio.len());
+        let decoded =
+            self.decode_window(state, audio, guess, prompt, mode, request, Some(budget))?;
+        // With one encoder pass (a decode stopped over budget stops after it), the state
+        // still holds the whole window's encoding from its start, at its context.
+        let best = if decoded.encoder_passes == 1 {
+            self.best_language_of_encoding(state, languages)?
+        } else {
+            self.best_language(state, audio, mode.encoder_ctx, languages)?
+        };
+        let detected = self.settle_language(state, audio, mode.encoder_ctx, best, languages)?;
+        lock_ignoring_poison(&self.language_guess).record(candidate, detected);
+        if guess == detected && !decoded.over_budget {
+            return Ok((decoded.text, detected));
+        }
+        let decoded = self.decode_window(state, audio, detected, prompt, mode, request, None)?;
+        Ok((decoded.text, detected))
     }
 
     /// The detected language, given the best allowed language and its probability on
@@ -532,6 +529,10 @@ impl WhisperEngine {
         entry.0.clone()
     }
 
+    /// Decodes one window in `language`. With `max_graph_runs`, whisper.cpp is stopped
+    /// after that many encoder and decoder runs, and the window comes back empty and
+    /// marked [`DecodedWindow::over_budget`].
+    #[allow(clippy::too_many_arguments)]
     fn decode_window(
         &self,
         state: &mut WhisperState,
@@ -540,6 +541,7 @@ impl WhisperEngine {
         prompt: &[i32],
         mode: WindowMode,
         request: &EngineRequest<'_>,
+        max_graph_runs: Option<usize>,
     ) -> Result<DecodedWindow> {
         let deadline = request.deadline;
         let mut params = self.base_params(language);
@@ -580,22 +582,32 @@ impl WhisperEngine {
                 );
             }
         }
-        let deadline_slot = deadline;
-        if deadline_slot.is_some() {
-            // SAFETY: `abort_when_past_deadline` only reads the `Option<Instant>` behind the
-            // pointer, which lives on this stack frame until after `state.full` returns (the
-            // params, and with them the pointer, are consumed by that call).
-            unsafe {
-                params.set_abort_callback(Some(abort_when_past_deadline));
-                params.set_abort_callback_user_data(
-                    std::ptr::from_ref(&deadline_slot)
-                        .cast_mut()
-                        .cast::<c_void>(),
-                );
-            }
+        let limits = RunLimits {
+            deadline,
+            max_graph_runs: max_graph_runs.unwrap_or(usize::MAX),
+            graph_runs: AtomicUsize::new(0),
+        };
+        // SAFETY: `abort_past_limits` only reads the `RunLimits` behind the pointer and
+        // increments its atomic counter; it lives on this stack frame until after
+        // `state.full` returns (the params, and with them the pointer, are consumed by
+        // that call).
+        unsafe {
+            params.set_abort_callback(Some(abort_past_limits));
+            params.set_abort_callback_user_data(
+                std::ptr::from_ref(&limits).cast_mut().cast::<c_void>(),
+            );
         }
-        state.full(params, audio).map_err(|e| {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+        let outcome = state.full(params, audio);
+        let past_deadline = deadline.is_some_and(|d| Instant::now() >= d);
+        if outcome.is_err() && !past_deadline && limits.over_budget() {
+            return Ok(DecodedWindow {
+                text: String::new(),
+                encoder_passes: encoder_passes.load(Ordering::Relaxed),
+                over_budget: true,
+            });
+        }
+        outcome.map_err(|e| {
+            if past_deadline {
                 Error::TranscriptionFailed {
                     message: "transcription timed out".into(),
                     source: Some(Box::new(e)),
@@ -628,6 +640,7 @@ impl WhisperEngine {
         Ok(DecodedWindow {
             text: normalise_whitespace(&text),
             encoder_passes: encoder_passes.load(Ordering::Relaxed),
+            over_budget: false,
         })
     }
 
@@ -678,6 +691,17 @@ impl WhisperEngine {
     }
 }
 
+/// Encoder and decoder runs a guessed-language decode of a window of `samples` samples
+/// may take: [`BASE_GUESSED_DECODE_RUNS`] plus [`GUESSED_DECODE_RUNS_PER_SEC`] per second
+/// of audio.
+fn guessed_decode_budget(samples: usize) -> usize {
+    let secs = samples as f64 / f64::from(TARGET_SAMPLE_RATE);
+    // Truncation intended: a small positive count.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let per_sec = (secs * GUESSED_DECODE_RUNS_PER_SEC).ceil() as usize;
+    BASE_GUESSED_DECODE_RUNS + per_sec
+}
+
 /// One decoded window.
 struct DecodedWindow {
     /// The window's text, whitespace-normalised.
@@ -685,6 +709,23 @@ struct DecodedWindow {
     /// Encoder passes `whisper_full` made: more than one when it moved on through the
     /// window after a segment that ended early.
     encoder_passes: usize,
+    /// Stopped after its budget of encoder and decoder runs (the text is empty).
+    over_budget: bool,
+}
+
+/// What the abort callback checks while whisper.cpp runs one window.
+struct RunLimits {
+    deadline: Option<Instant>,
+    /// Encoder and decoder runs allowed (`usize::MAX`: no limit).
+    max_graph_runs: usize,
+    /// Encoder and decoder runs so far (whisper.cpp calls the abort callback after each).
+    graph_runs: AtomicUsize,
+}
+
+impl RunLimits {
+    fn over_budget(&self) -> bool {
+        self.graph_runs.load(Ordering::Relaxed) > self.max_graph_runs
+    }
 }
 
 fn detection_failed(what: &str, error: whisper_rs::WhisperError) -> Error {
@@ -700,6 +741,14 @@ fn lock_ignoring_poison<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         Err(poisoned) => poisoned.into_inner(),
     }
 }
+
+/// Encoder and decoder runs per second of audio a guessed-language decode may take, on
+/// top of [`BASE_GUESSED_DECODE_RUNS`]. Decodes in the right language took at most 18
+/// runs on the real clips (a 1.35 s clip) and at most 7.5 per second on clips over 3 s
+/// (real clips and the speed bench's joined clips).
+const GUESSED_DECODE_RUNS_PER_SEC: f64 = 8.0;
+/// Encoder and decoder runs any guessed-language decode may take.
+const BASE_GUESSED_DECODE_RUNS: usize = 24;
 
 /// Probability a language detected on a trimmed encoder context needs; below it,
 /// detection runs again over the full 30 s.
@@ -810,15 +859,20 @@ unsafe extern "C" fn count_encoder_pass(
     true
 }
 
-/// whisper.cpp's abort callback: true once the deadline has passed.
+/// whisper.cpp's abort callback, called after every encoder and decoder run: counts the
+/// runs and is true once the deadline has passed or the runs are over budget.
 ///
 /// # Safety
-/// `user_data` must point to a live `Option<Instant>`.
-unsafe extern "C" fn abort_when_past_deadline(user_data: *mut c_void) -> bool {
-    // SAFETY: the caller (decode_window) passes a pointer to an `Option<Instant>` that
-    // outlives the whisper_full call during which this callback runs; it is only read.
-    let deadline = unsafe { &*user_data.cast::<Option<Instant>>() };
-    deadline.is_some_and(|d| Instant::now() >= d)
+/// `user_data` must point to a live `RunLimits`.
+unsafe extern "C" fn abort_past_limits(user_data: *mut c_void) -> bool {
+    // SAFETY: the caller (decode_window) passes a pointer to a `RunLimits` that outlives
+    // the whisper_full call during which this callback runs; it is only read, apart from
+    // its atomic counter.
+    let Some(limits) = (unsafe { user_data.cast::<RunLimits>().as_ref() }) else {
+        return false;
+    };
+    limits.graph_runs.fetch_add(1, Ordering::Relaxed);
+    limits.over_budget() || limits.deadline.is_some_and(|d| Instant::now() >= d)
 }
 
 /// What the logits filter callback needs: the bias, the vocabulary's token bytes and the
