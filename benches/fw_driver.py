@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """faster-whisper as a persistent subprocess for benches/speed.rs (model loaded once).
 
-Usage: fw_driver.py CT2_MODEL_DIR THREADS
+Usage: fw_driver.py CT2_MODEL_DIR THREADS [COMPUTE_TYPE (default int8)]
 Protocol on stdin/stdout, one request at a time:
   request:  one JSON line {"n": SAMPLES, "prompt": str|null, "language": str|null},
             then SAMPLES little-endian f32 (16 kHz mono) on stdin;
             or {"cmd": "rss"} for this process's peak RSS.
   response: one JSON line {"text", "language", "secs"} (secs: the transcribe call alone,
             generator consumed) or {"peak_rss_mb"}.
-Settings: int8 weights, greedy (beam_size=1), otherwise faster-whisper's defaults (language
+Settings: int8 weights (or COMPUTE_TYPE), greedy (beam_size=1), otherwise faster-whisper's defaults (language
 detection when none is given, temperature fallback, conditioning on previous text).
 """
 import json
@@ -22,10 +22,11 @@ from faster_whisper import WhisperModel
 
 def main() -> None:
     model_dir, threads = sys.argv[1], int(sys.argv[2])
+    compute_type = sys.argv[3] if len(sys.argv) > 3 else "int8"
     model = WhisperModel(
         model_dir,
         device="cpu",
-        compute_type="int8",
+        compute_type=compute_type,
         cpu_threads=threads,
         num_workers=1,
         local_files_only=True,

@@ -3,8 +3,8 @@
 //!
 //! ```text
 //! cargo bench --bench speed -- [--runs N] [--threads N] [--model PATH] [--beam N]
-//!     [--sets 3s,5s,10s,15s,60s,5min,context] [--no-fw] [--concurrency]
-//!     [--python PATH] [--ct2 DIR]
+//!     [--sets 3s,5s,10s,15s,60s,5min,context,real] [--no-fw] [--concurrency]
+//!     [--python PATH] [--ct2 DIR] [--fw-compute int8|float32]
 //! ```
 //! `make bench` installs faster-whisper into target/venv-fw and runs this. faster-whisper
 //! (int8, greedy, its defaults otherwise) runs as a persistent subprocess
@@ -12,9 +12,11 @@
 //! converted from (models/ct2/base); both engines get the same 16 kHz samples, in
 //! alternating order, and language detection on (no language given), as a user's default
 //! request would. Clips are built from the English clips of ../shared/eval/real: "3s" ..
-//! "15s" join consecutive clips up to about that length, "60s" and "5min" join them (cycled)
-//! into one long file; "context" is ../shared/eval/context with each case's messages and
-//! dictionary (faster-whisper gets ctxscribe's rendered prompt as `initial_prompt`).
+//! "15s" join consecutive clips up to about that length (up to 10 clips, none sharing a
+//! source clip), "60s" and "5min" join them (cycled) into one long file; "context" is
+//! ../shared/eval/context with each case's messages and dictionary (faster-whisper gets
+//! ctxscribe's rendered prompt as `initial_prompt`); "real" is every clip of
+//! ../shared/eval/real as it is (11 languages, once each: the widest WER comparison).
 //! WER and term recall come from ../shared/eval/score.py (the eval's own normaliser).
 //! `--concurrency`: requests/s for 5 s clips with 1, 2 and 4 concurrent requests on one
 //! shared transcriber.
@@ -44,6 +46,8 @@ struct Options {
     concurrency: bool,
     python: PathBuf,
     ct2: PathBuf,
+    /// faster-whisper's `compute_type`.
+    fw_compute: String,
 }
 
 fn parse_options(root: &Path) -> Result<Options, String> {
@@ -52,13 +56,14 @@ fn parse_options(root: &Path) -> Result<Options, String> {
         threads: 2,
         model: None,
         beam: None,
-        sets: ["3s", "5s", "10s", "15s", "60s", "5min", "context"]
+        sets: ["3s", "5s", "10s", "15s", "60s", "5min", "context", "real"]
             .map(String::from)
             .to_vec(),
         fw: true,
         concurrency: false,
         python: root.join("target/venv-fw/bin/python"),
         ct2: root.join("models/ct2/base"),
+        fw_compute: "int8".into(),
     };
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     while let Some(arg) = args.next() {
@@ -80,6 +85,7 @@ fn parse_options(root: &Path) -> Result<Options, String> {
             "--concurrency" => options.concurrency = true,
             "--python" => options.python = PathBuf::from(value("--python")?),
             "--ct2" => options.ct2 = PathBuf::from(value("--ct2")?),
+            "--fw-compute" => options.fw_compute = value("--fw-compute")?,
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -96,6 +102,8 @@ struct Clip {
     languages: Languages,
     /// The language passed to faster-whisper (`None`: it detects).
     fw_language: Option<String>,
+    /// The reference's language code, for the scorer's normaliser.
+    reference_language: String,
 }
 
 impl Clip {
@@ -144,17 +152,37 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
 
-    let english = load_english_clips(root, shared)?;
+    let real = load_real_clips(root, shared)?;
+    let english: Vec<(String, Vec<f32>, String)> = real
+        .iter()
+        .filter(|clip| clip.reference_language == "en")
+        .map(|clip| {
+            (
+                clip.id.clone(),
+                clip.samples.clone(),
+                clip.reference.clone(),
+            )
+        })
+        .collect();
+    if english.is_empty() {
+        return Err("no English clips in the eval manifest".into());
+    }
+    let mut real = Some(real);
     let mut sets = Vec::new();
     for name in &options.sets {
         let set = match name.as_str() {
-            "3s" => joined_set(name, &english, 3.0, 5, options.runs),
-            "5s" => joined_set(name, &english, 5.0, 5, options.runs),
-            "10s" => joined_set(name, &english, 10.0, 4, options.runs),
-            "15s" => joined_set(name, &english, 15.0, 4, options.runs),
+            "3s" => joined_set(name, &english, 3.0, 10, options.runs),
+            "5s" => joined_set(name, &english, 5.0, 10, options.runs),
+            "10s" => joined_set(name, &english, 10.0, 10, options.runs),
+            "15s" => joined_set(name, &english, 15.0, 10, options.runs),
             "60s" => long_set(name, &english, 60.0, options.runs.min(3)),
             "5min" => long_set(name, &english, 300.0, options.runs.min(2)),
             "context" => context_set(shared, options.runs.min(2))?,
+            "real" => Set {
+                name: name.clone(),
+                clips: real.take().unwrap_or_default(),
+                runs: 1,
+            },
             other => return Err(format!("unknown set {other}")),
         };
         sets.push(set);
@@ -162,9 +190,10 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
 
     let mut fw = if options.fw {
         let started = Instant::now();
-        let fw = FasterWhisper::start(root, &options.python, &options.ct2, options.threads)?;
+        let fw = FasterWhisper::start(root, options)?;
         println!(
-            "faster-whisper: int8, greedy, {} threads, {}, loaded in {:.2} s",
+            "faster-whisper: {}, greedy, {} threads, {}, loaded in {:.2} s",
+            options.fw_compute,
             options.threads,
             options.ct2.display(),
             started.elapsed().as_secs_f64()
@@ -240,6 +269,7 @@ impl Set {
                     dictionary: c.dictionary.clone(),
                     languages: c.languages.clone(),
                     fw_language: c.fw_language.clone(),
+                    reference_language: c.reference_language.clone(),
                 })
                 .collect(),
         }
@@ -435,11 +465,13 @@ struct FasterWhisper {
 }
 
 impl FasterWhisper {
-    fn start(root: &Path, python: &Path, ct2: &Path, threads: usize) -> Result<Self, String> {
+    fn start(root: &Path, options: &Options) -> Result<Self, String> {
+        let python = &options.python;
         let mut child = Command::new(python)
             .arg(root.join("benches/fw_driver.py"))
-            .arg(ct2)
-            .arg(threads.to_string())
+            .arg(&options.ct2)
+            .arg(options.threads.to_string())
+            .arg(&options.fw_compute)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -513,11 +545,9 @@ impl Drop for FasterWhisper {
     }
 }
 
-/// English clips of ../shared/eval/real with their references, in manifest order.
-fn load_english_clips(
-    root: &Path,
-    shared: &Path,
-) -> Result<Vec<(String, Vec<f32>, String)>, String> {
+/// Every clip of ../shared/eval/real with its reference and language, in manifest
+/// order, both engines detecting the language.
+fn load_real_clips(root: &Path, shared: &Path) -> Result<Vec<Clip>, String> {
     let clips_dir = root.join("target/fixtures/real");
     let status = Command::new("bash")
         .arg(root.join("scripts/prepare-eval.sh"))
@@ -531,17 +561,16 @@ fn load_english_clips(
     let mut clips = Vec::new();
     for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
         let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() < 5 || cols[2] != "en" {
+        if cols.len() < 5 {
             continue;
         }
         let bytes = std::fs::read(clips_dir.join(format!("{}.wav", cols[0])))
             .map_err(|e| format!("{}: {e}", cols[0]))?;
         let pcm = decode_to_16k_mono(&bytes, &AudioLimits::default())
             .map_err(|e| format!("{}: {e}", cols[0]))?;
-        clips.push((cols[0].to_owned(), pcm.samples, cols[4].to_owned()));
-    }
-    if clips.is_empty() {
-        return Err("no English clips in the eval manifest".into());
+        let mut clip = plain_clip(cols[0].to_owned(), pcm.samples, cols[4].to_owned());
+        cols[2].clone_into(&mut clip.reference_language);
+        clips.push(clip);
     }
     Ok(clips)
 }
@@ -555,6 +584,7 @@ fn plain_clip(id: String, samples: Vec<f32>, reference: String) -> Clip {
         dictionary: Dictionary::default(),
         languages: Languages::Auto,
         fw_language: None,
+        reference_language: "en".into(),
     }
 }
 
@@ -573,8 +603,10 @@ fn join(english: &[(String, Vec<f32>, String)], order: &[usize]) -> (Vec<f32>, S
     (samples, references.join(" "))
 }
 
-/// `count` clips of about `target` seconds: consecutive English clips joined until the
-/// length reaches 90 % of the target, kept when it stays under 130 %.
+/// Up to `count` clips of about `target` seconds: consecutive English clips joined until
+/// the length reaches 90 % of the target, kept when it stays under 130 %. The next clip
+/// starts after the last one used (or after the first one tried, when it was too long),
+/// so no two clips share audio.
 fn joined_set(
     name: &str,
     english: &[(String, Vec<f32>, String)],
@@ -583,21 +615,21 @@ fn joined_set(
     runs: usize,
 ) -> Set {
     let mut clips = Vec::new();
-    let step = (english.len() / (count * 2)).max(1);
     let mut start = 0;
-    while clips.len() < count && start < english.len() * 2 {
+    while clips.len() < count && start < english.len() {
         let mut order = Vec::new();
         let mut secs = 0.0;
-        let mut index = start % english.len();
-        while secs < 0.9 * target && order.len() < english.len() {
+        let mut index = start;
+        while secs < 0.9 * target && index < english.len() {
             order.push(index);
             secs += english[index].1.len() as f64 / RATE + GAP_SECS;
-            index = (index + 1) % english.len();
+            index += 1;
         }
-        if secs - GAP_SECS <= 1.3 * target {
+        let length = secs - GAP_SECS;
+        if length >= 0.9 * target - GAP_SECS && length <= 1.3 * target {
             let (samples, reference) = join(english, &order);
             clips.push(plain_clip(format!("{name}_{start}"), samples, reference));
-            start += step;
+            start = index;
         } else {
             start += 1;
         }
@@ -678,6 +710,7 @@ fn context_set(shared: &Path, runs: usize) -> Result<Set, String> {
             dictionary,
             languages,
             fw_language,
+            reference_language: String::new(),
         });
     }
     Ok(Set {
@@ -703,8 +736,9 @@ fn score_real(out_dir: &Path, engine: &str, set: &Set, texts: &[String]) -> Resu
     let mut tsv = String::from("id\tfile\tlanguage\tduration_s\treference\n");
     for clip in &set.clips {
         tsv.push_str(&format!(
-            "{}\t-\ten\t{:.3}\t{}\n",
+            "{}\t-\t{}\t{:.3}\t{}\n",
             clip.id,
+            clip.reference_language,
             clip.secs(),
             clip.reference.replace(['\t', '\n'], " ")
         ));
@@ -713,6 +747,9 @@ fn score_real(out_dir: &Path, engine: &str, set: &Set, texts: &[String]) -> Resu
     let hyps = out_dir.join(format!("speed-{}-{engine}.jsonl", set.name));
     write_hyps(&hyps, set, texts)?;
     let summary = score(&["real".as_ref(), manifest.as_os_str(), hyps.as_os_str()])?;
+    if set.name == "real" {
+        println!("{engine}: {summary}");
+    }
     Ok(summary
         .split_whitespace()
         .find_map(|w| w.strip_prefix("wer_all="))
