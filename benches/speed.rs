@@ -33,6 +33,8 @@ use ctxscribe::context::prompt::{estimate_tokens, render_prompt};
 use ctxscribe::{Audio, ContextTranscriber, Decoding, Dictionary, Languages, Message};
 
 const RATE: f64 = 16_000.0;
+/// Requests per concurrency level in the throughput bench.
+const THROUGHPUT_REQUESTS: usize = 16;
 /// Silence between two joined clips, in seconds.
 const GAP_SECS: f64 = 0.3;
 
@@ -426,7 +428,14 @@ fn bench_concurrency(transcriber: &ContextTranscriber, clips: &[Clip]) {
         "concurrency", "requests", "wall_s", "requests/s", "median_lat_s"
     );
     for concurrency in [1usize, 2, 4] {
-        let per_worker = 8 / concurrency;
+        // Untimed: one request per worker, so that each has a decoder state and the
+        // engine's language guess is English, as in steady traffic.
+        std::thread::scope(|scope| {
+            for worker in 0..concurrency {
+                scope.spawn(move || transcribe_ctx(transcriber, &clips[worker % clips.len()]));
+            }
+        });
+        let per_worker = THROUGHPUT_REQUESTS / concurrency;
         let started = Instant::now();
         let mut latencies: Vec<f64> = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..concurrency)

@@ -53,6 +53,8 @@ pub struct WhisperEngine {
     params_by_language: Mutex<HashMap<Language, LanguageParams>>,
     /// The language to decode with before detecting it (see [`super::language_guess`]).
     language_guess: Mutex<LanguageGuess>,
+    /// The threads every call runs on (see [`WhisperEngine::transcribe`]).
+    engine_threads: rayon_core::ThreadPool,
     threads: usize,
     decoding: Decoding,
     model_description: String,
@@ -67,6 +69,7 @@ impl std::fmt::Debug for WhisperEngine {
             .field("multilingual", &self.multilingual)
             .field("vad", &self.vad_model_path.is_some())
             .field("threads", &self.threads)
+            .field("engine_threads", &self.engine_threads.current_num_threads())
             .field("decoding", &self.decoding)
             .finish_non_exhaustive()
     }
@@ -130,7 +133,10 @@ impl WhisperEngine {
             let bytes = context.token_to_bytes(id).ok()?;
             Some((bytes.to_vec(), id))
         }));
+        let threads = config.threads.max(1);
+        let engine_threads = engine_threads(threads)?;
         let engine = WhisperEngine {
+            engine_threads,
             bpe,
             multilingual: context.is_multilingual(),
             language_count: if context.n_vocab() >= VOCAB_WITH_CANTONESE {
@@ -154,7 +160,7 @@ impl WhisperEngine {
             states: Pool::new(),
             params_by_language: Mutex::new(HashMap::new()),
             language_guess: Mutex::new(LanguageGuess::default()),
-            threads: config.threads.max(1),
+            threads,
             decoding: config.decoding,
         };
         // Load the VAD once now so that a broken file fails at start-up, not per request.
@@ -237,6 +243,14 @@ impl WhisperEngine {
     /// [`Error::TranscriptionFailed`] when whisper.cpp fails or the deadline passes;
     /// [`Error::InvalidRequest`] when `languages` cannot be served by this model.
     pub fn transcribe(&self, request: &EngineRequest<'_>) -> Result<EngineOutput> {
+        // On one of the engine's own threads, whatever thread calls: see
+        // `engine_threads`. The caller blocks until it is done; calls beyond the number
+        // of engine threads wait their turn.
+        self.engine_threads
+            .install(|| self.transcribe_on_engine_thread(request))
+    }
+
+    fn transcribe_on_engine_thread(&self, request: &EngineRequest<'_>) -> Result<EngineOutput> {
         let samples = request.samples;
         let no_speech = EngineOutput {
             text: String::new(),
@@ -702,6 +716,26 @@ fn guessed_decode_budget(samples: usize) -> usize {
     BASE_GUESSED_DECODE_RUNS + per_sec
 }
 
+/// The engine's threads: as many as the cores hold calls of `threads_per_call` threads,
+/// at least one. whisper.cpp's CPU backend runs each computation as an OpenMP parallel
+/// region, and libgomp gives every thread that starts one a team of worker threads of
+/// its own. Called from many threads (a server's blocking pool, Python or C thread
+/// pools), the process soon has more OpenMP threads than cores, and then libgomp stops
+/// spinning between regions: every decoder step waited for its worker to wake up (jfk
+/// took 0.29 s from the first calling thread, 0.44 s from a second one). Running every
+/// call on these few long-lived threads keeps the OpenMP threads within the cores.
+fn engine_threads(threads_per_call: usize) -> Result<rayon_core::ThreadPool> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    rayon_core::ThreadPoolBuilder::new()
+        .num_threads((cores / threads_per_call).max(1))
+        .thread_name(|index| format!("ctxscribe-engine-{index}"))
+        .build()
+        .map_err(|e| Error::TranscriptionFailed {
+            message: format!("cannot start the engine threads: {e}"),
+            source: Some(Box::new(e)),
+        })
+}
+
 /// One decoded window.
 struct DecodedWindow {
     /// The window's text, whitespace-normalised.
@@ -1055,6 +1089,18 @@ mod tests {
                 timestamps: true
             }
         );
+    }
+
+    #[test]
+    fn engine_threads_fit_calls_of_the_configured_threads_into_the_cores() {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let one_per_core = engine_threads(1).expect("threads start");
+        assert_eq!(one_per_core.current_num_threads(), cores);
+        let wider_than_the_machine = engine_threads(cores + 1).expect("threads start");
+        assert_eq!(wider_than_the_machine.current_num_threads(), 1);
+        let name =
+            wider_than_the_machine.install(|| std::thread::current().name().map(String::from));
+        assert_eq!(name.as_deref(), Some("ctxscribe-engine-0"));
     }
 
     #[test]
