@@ -298,20 +298,44 @@ impl WhisperEngine {
             let audio = window.render(samples);
             decoded_samples += audio.len();
             let mode = mode_for(audio.len());
-            let text = match language {
-                Some(language) => {
-                    self.decode_window(state, &audio, language, prompt, mode, request, None)?
-                        .text
-                }
-                None => {
-                    let (text, detected) =
-                        self.decode_detecting_language(state, &audio, prompt, mode, request)?;
-                    language = Some(detected);
-                    text
-                }
+            let (decoded, window_language) = match language {
+                Some(language) => (
+                    self.decode_window(state, &audio, language, prompt, mode, request, None)?,
+                    language,
+                ),
+                None => self.decode_detecting_language(state, &audio, prompt, mode, request)?,
             };
-            if !text.is_empty() {
-                texts.push(text);
+            language = Some(window_language);
+            let mut speech_end = decoded.speech_end;
+            if !decoded.text.is_empty() {
+                texts.push(decoded.text);
+            }
+            // Whisper sometimes ends a timed window early: after "Why should one halt on
+            // the way?" it wrote the end of the text and left the 2.8 s after it, "Your
+            // power is sufficient, I said.", undecoded (the full 30 s context did the
+            // same). Windows end 0.25 s after the VAD's last speech, so a longer rest
+            // holds speech: it is decoded as a window of its own.
+            for _ in 0..MAX_CONTINUATIONS {
+                let min_tail = windows::secs_to_samples(MIN_UNDECODED_TAIL_SECS);
+                let Some(end) =
+                    speech_end.filter(|&end| audio.len().saturating_sub(end) >= min_tail)
+                else {
+                    break;
+                };
+                let rest = &audio[end..];
+                let decoded = self.decode_window(
+                    state,
+                    rest,
+                    window_language,
+                    prompt,
+                    mode_for(rest.len()),
+                    request,
+                    None,
+                )?;
+                speech_end = decoded.speech_end.map(|rest_end| end + rest_end);
+                if !decoded.text.is_empty() {
+                    texts.push(decoded.text);
+                }
             }
         }
         let text = normalise_whitespace(&texts.join(" "));
@@ -373,7 +397,7 @@ impl WhisperEngine {
         prompt: &[i32],
         mode: WindowMode,
         request: &EngineRequest<'_>,
-    ) -> Result<(String, Language)> {
+    ) -> Result<(DecodedWindow, Language)> {
         let languages = request.languages;
         let start = &audio[..windows::secs_to_samples(DETECTION_SECS).min(audio.len())];
         let start_ctx =
@@ -389,7 +413,7 @@ impl WhisperEngine {
             lock_ignoring_poison(&self.language_guess).record(candidate, detected);
             let decoded =
                 self.decode_window(state, audio, detected, prompt, mode, request, None)?;
-            return Ok((decoded.text, detected));
+            return Ok((decoded, detected));
         }
         let guess = match history_guess {
             Some(language) => language,
@@ -411,10 +435,10 @@ impl WhisperEngine {
         let detected = self.settle_language(state, audio, mode.encoder_ctx, best, languages)?;
         lock_ignoring_poison(&self.language_guess).record(candidate, detected);
         if guess == detected && !decoded.over_budget {
-            return Ok((decoded.text, detected));
+            return Ok((decoded, detected));
         }
         let decoded = self.decode_window(state, audio, detected, prompt, mode, request, None)?;
-        Ok((decoded.text, detected))
+        Ok((decoded, detected))
     }
 
     /// The detected language, given the best allowed language and its probability on
@@ -618,6 +642,7 @@ impl WhisperEngine {
                 text: String::new(),
                 encoder_passes: encoder_passes.load(Ordering::Relaxed),
                 over_budget: true,
+                speech_end: None,
             });
         }
         outcome.map_err(|e| {
@@ -634,6 +659,7 @@ impl WhisperEngine {
             }
         })?;
         let mut text = String::new();
+        let mut speech_end = None;
         for segment in state.as_iter() {
             // Timed decoding can write past the speech: a segment that starts in the
             // trailing pad is not speech.
@@ -649,12 +675,17 @@ impl WhisperEngine {
             if !is_non_speech_annotation(&piece) {
                 text.push_str(&piece);
                 text.push(' ');
+                if mode.timestamps {
+                    let end = centis_to_samples(segment.end_timestamp() as f32);
+                    speech_end = Some(end.min(audio.len()));
+                }
             }
         }
         Ok(DecodedWindow {
             text: normalise_whitespace(&text),
             encoder_passes: encoder_passes.load(Ordering::Relaxed),
             over_budget: false,
+            speech_end,
         })
     }
 
@@ -745,6 +776,9 @@ struct DecodedWindow {
     encoder_passes: usize,
     /// Stopped after its budget of encoder and decoder runs (the text is empty).
     over_budget: bool,
+    /// Where the last timed segment of text ends, in samples of the window (`None`
+    /// without timestamps or text).
+    speech_end: Option<usize>,
 }
 
 /// What the abort callback checks while whisper.cpp runs one window.
@@ -783,6 +817,12 @@ fn lock_ignoring_poison<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 const GUESSED_DECODE_RUNS_PER_SEC: f64 = 8.0;
 /// Encoder and decoder runs any guessed-language decode may take.
 const BASE_GUESSED_DECODE_RUNS: usize = 24;
+
+/// A timed window whose text ends at least this long (seconds) before the window does is
+/// decoded on from there (the window's last 0.25 s are the VAD's pad after the speech).
+const MIN_UNDECODED_TAIL_SECS: f64 = 1.0;
+/// Times a window is decoded on after an early end.
+const MAX_CONTINUATIONS: usize = 2;
 
 /// Probability a language detected on a trimmed encoder context needs; below it,
 /// detection runs again over the full 30 s.
