@@ -59,7 +59,8 @@ pub const COMMON_SPAN_THRESHOLD: f32 = 0.08;
 /// The same for a span that is one common word (and only towards a one-word term).
 pub const SINGLE_COMMON_WORD_THRESHOLD: f32 = 0.05;
 /// The same for a span that is one word Whisper has no whole-word token for (a spelling
-/// it guessed for a name it did not know, like "Sersha" for Saoirse).
+/// it guessed for a name it did not know, like "Sersha" for Saoirse), matched to a term
+/// that is not one lowercase ordinary word ("amiable" became a word list's "annibal").
 pub const UNKNOWN_WORD_THRESHOLD: f32 = 0.3;
 /// Added to the distance for each function word of the span the form does not say.
 pub const FUNCTION_WORD_PENALTY: f32 = 0.1;
@@ -119,6 +120,14 @@ struct TermEntry {
     letters: Vec<u8>,
     /// One ordinary word (a name or a lowercase word, letters only).
     plain_word: bool,
+}
+
+impl TermEntry {
+    /// One lowercase ordinary word ("aasvogels"): not a name Whisper would guess a
+    /// spelling for, so a single unknown word must sound as close to it as to any term.
+    fn is_lowercase_word(&self) -> bool {
+        self.plain_word && !self.text.chars().any(char::is_uppercase)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -469,7 +478,7 @@ impl Corrector {
                 SINGLE_COMMON_WORD_THRESHOLD
             } else if all_common {
                 COMMON_SPAN_THRESHOLD
-            } else if single_unknown {
+            } else if single_unknown && !term.is_lowercase_word() {
                 UNKNOWN_WORD_THRESHOLD
             } else {
                 MATCH_THRESHOLD
@@ -847,6 +856,18 @@ mod tests {
         assert_eq!(fix(&c, "Send it to Sasha."), "Send it to Sasha.");
         // An unknown word that sounds unlike every term stays.
         assert_eq!(fix(&c, "Send it to Zbigniew."), "Send it to Zbigniew.");
+    }
+
+    #[test]
+    fn a_lowercase_word_of_a_list_needs_a_close_match_to_replace_an_unknown_word() {
+        // A rare-word list of the real clips: "amiable" (a word, though not a common
+        // one) sounds about as close to "annibal" as "Sersha" to Saoirse, but the
+        // lowercase word is no name Whisper guessed a spelling for.
+        let c = corrector(&["annibal", "aasvogels", "zuroaga"], &[]);
+        assert_eq!(
+            fix(&c, "He might even have been made amiable himself."),
+            "He might even have been made amiable himself."
+        );
     }
 
     #[test]
