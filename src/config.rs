@@ -148,7 +148,20 @@ pub fn default_threads() -> usize {
     non_empty_env(ENV_THREADS)
         .and_then(|value| value.trim().parse::<usize>().ok())
         .filter(|&threads| threads > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .unwrap_or_else(available_cores)
+}
+
+/// The cores this process may use (at least one).
+#[must_use]
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// How many calls of `threads_per_call` threads the cores hold at once (at least one):
+/// the engine's own threads, and the server's default `--max-concurrent`.
+#[must_use]
+pub fn concurrent_calls(threads_per_call: usize) -> usize {
+    (available_cores() / threads_per_call.max(1)).max(1)
 }
 
 fn find_in_search_dirs(file_name: &str) -> Option<PathBuf> {

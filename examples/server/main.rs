@@ -618,8 +618,8 @@ impl Config {
             Some(threads) => threads,
             None => ctxscribe::config::default_threads(),
         };
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let max_concurrent = count("--max-concurrent")?.unwrap_or((cores / threads).max(1));
+        let max_concurrent = count("--max-concurrent")?
+            .unwrap_or_else(|| ctxscribe::config::concurrent_calls(threads));
         let max_queue = match integer("--max-queue", 0)? {
             Some(n) => usize::try_from(n).map_err(|_| format!("--max-queue: {n} is too large"))?,
             None => 4 * max_concurrent,

@@ -315,8 +315,8 @@ impl WhisperEngine {
             // power is sufficient, I said.", undecoded (the full 30 s context did the
             // same). Windows end 0.25 s after the VAD's last speech, so a longer rest
             // holds speech: it is decoded as a window of its own.
+            let min_tail = windows::secs_to_samples(MIN_UNDECODED_TAIL_SECS);
             for _ in 0..MAX_CONTINUATIONS {
-                let min_tail = windows::secs_to_samples(MIN_UNDECODED_TAIL_SECS);
                 let Some(end) =
                     speech_end.filter(|&end| audio.len().saturating_sub(end) >= min_tail)
                 else {
@@ -756,9 +756,8 @@ fn guessed_decode_budget(samples: usize) -> usize {
 /// took 0.29 s from the first calling thread, 0.44 s from a second one). Running every
 /// call on these few long-lived threads keeps the OpenMP threads within the cores.
 fn engine_threads(threads_per_call: usize) -> Result<rayon_core::ThreadPool> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     rayon_core::ThreadPoolBuilder::new()
-        .num_threads((cores / threads_per_call).max(1))
+        .num_threads(crate::config::concurrent_calls(threads_per_call))
         .thread_name(|index| format!("ctxscribe-engine-{index}"))
         .build()
         .map_err(|e| Error::TranscriptionFailed {
@@ -1133,7 +1132,7 @@ mod tests {
 
     #[test]
     fn engine_threads_fit_calls_of_the_configured_threads_into_the_cores() {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let cores = crate::config::available_cores();
         let one_per_core = engine_threads(1).expect("threads start");
         assert_eq!(one_per_core.current_num_threads(), cores);
         let wider_than_the_machine = engine_threads(cores + 1).expect("threads start");
