@@ -10,7 +10,10 @@ use crate::config;
 use crate::context::TermOrigin;
 use crate::context::{self, ContextLayers, ContextTerms, Dictionary, Languages, Message};
 use crate::correction::{Corrector, contains_word};
-use crate::engine::{BiasStrength, Decoding, EngineConfig, EngineRequest, TermBias, WhisperEngine};
+use crate::engine::{
+    BiasStrength, Decoding, EngineConfig, EngineOutput, EngineRequest, TermBias, WhisperEngine,
+    WindowPasses,
+};
 use crate::error::{Error, Result};
 use crate::providers::{self, EndpointConfig, LlmCorrector, SpeechProvider};
 use crate::transcript::{StageTimings, Transcript};
@@ -129,13 +132,17 @@ impl ContextTranscriber {
 
     /// Like [`ContextTranscriber::transcribe`], on the calling thread; blocks until done.
     ///
+    /// The pipeline, stage by stage: decode the audio ([`ContextTranscriber::decode`]) ->
+    /// the context's terms ([`ContextTerms`]) -> per window of speech, one encoding and
+    /// its plain decode, then the context judge ([`ContextTranscriber::judge_window`]) on
+    /// the same encoding -> the optional LLM review -> the [`Transcript`].
+    ///
     /// The context goes through the layers switched on with
     /// [`ContextTranscriberBuilder::with_context_layers`]: the terms of the dictionary and
-    /// those mined from the messages ([`ContextTerms`]); a first, unprompted decoding; a
-    /// second decoding prompted with the terms the first one makes likely, whose new
-    /// terms are merged into the first transcript where it has words that sound like
-    /// them ([`Corrector::merge_second_pass`]); spoken-to-written correction
-    /// ([`Corrector`]) of both.
+    /// those mined from the messages; a first, unprompted decoding; a second decoding
+    /// prompted with the terms the first one makes likely, whose new terms are merged
+    /// into the first transcript where it has words that sound like them
+    /// ([`Corrector::merge_second_pass`]); spoken-to-written correction ([`Corrector`]).
     ///
     /// # Errors
     /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
@@ -149,113 +156,130 @@ impl ContextTranscriber {
         let started = Instant::now();
         let deadline = self.inner.timeout.map(|t| started + t);
         let messages = context::validate_messages(messages)?;
-
         let samples = self.decode(audio)?;
         let decoded = Instant::now();
-        let audio_secs = samples.len() as f64 / f64::from(TARGET_SAMPLE_RATE);
-
-        let layers = self.inner.layers;
         let terms = ContextTerms::from_context(&messages, &dictionary);
-        let run_engine = |prompt: &str, bias: Option<&TermBias>, languages: &Languages| {
-            let request = EngineRequest {
-                samples: &samples,
-                languages,
-                prompt,
-                deadline,
-                bias,
-                // Only unprompted passes are trimmed (the engine keeps prompted windows
-                // at 30 s); trimmed, the first pass is 2.5x faster on the context dev set.
-                trim_encoder: true,
-            };
-            catch_unwind(AssertUnwindSafe(|| self.inner.engine.transcribe(&request)))
-                .unwrap_or_else(|_| {
-                    Err(Error::TranscriptionFailed {
-                        message: "the engine panicked".into(),
-                        source: None,
-                    })
-                })
+        let output = self.recognise(&samples, &languages, &terms, deadline)?;
+        let mut text = output.text;
+        // Issue 8: the optional LLM correction, after the phonetic one; only the edits
+        // `correction::llm::review` can justify are kept.
+        if let Some(llm) = &self.inner.llm
+            && self.inner.layers.correction
+            && !text.is_empty()
+        {
+            text = llm
+                .correct(&text, &terms, &messages, output.language, deadline)?
+                .text;
+        }
+        let finished = Instant::now();
+        Ok(Transcript {
+            text,
+            language: output.language,
+            audio_secs: samples.len() as f64 / f64::from(TARGET_SAMPLE_RATE),
+            timings: StageTimings {
+                decode: decoded - started,
+                engine: finished - decoded,
+                total: finished - started,
+            },
+        })
+    }
+
+    /// The speech provider's transcript of `samples`, each window judged with the
+    /// context's `terms` ([`ContextTranscriber::judge_window`]) on its own encoding.
+    fn recognise(
+        &self,
+        samples: &[f32],
+        languages: &Languages,
+        terms: &ContextTerms,
+        deadline: Option<Instant>,
+    ) -> Result<EngineOutput> {
+        let request = EngineRequest {
+            samples,
+            languages,
+            prompt: "",
+            deadline,
+            bias: None,
         };
-        let corrector = Corrector::new(&terms);
-        let finish = |text: &str, language| {
+        let corrector = Corrector::new(terms);
+        let mut judge =
+            |window: &mut dyn WindowPasses| self.judge_window(window, terms, &corrector);
+        catch_unwind(AssertUnwindSafe(|| {
+            self.inner.engine.transcribe_windows(&request, &mut judge)
+        }))
+        .unwrap_or_else(|_| {
+            Err(Error::TranscriptionFailed {
+                message: "the engine panicked".into(),
+                source: None,
+            })
+        })
+    }
+
+    /// One window's text from its plain decode and the context: spoken-form correction,
+    /// and a second decode of the same encoding prompted (and biased) with the terms the
+    /// plain decode makes likely, whose new terms are merged in.
+    fn judge_window(
+        &self,
+        window: &mut dyn WindowPasses,
+        terms: &ContextTerms,
+        corrector: &Corrector,
+    ) -> Result<String> {
+        let layers = self.inner.layers;
+        let language = window.language();
+        let finish = |text: &str| {
             if layers.correction && !terms.is_empty() {
                 corrector.correct(text, language).text
             } else {
                 text.to_owned()
             }
         };
-        let first = run_engine("", None, &languages)?;
-        let mut text = finish(&first.text, first.language);
-        let language = first.language;
-        if (layers.prompt || layers.biasing) && !terms.is_empty() && !first.text.is_empty() {
-            // Two passes: prompt only for the terms the unprompted transcript gives
-            // reason to expect, only when one of them is not yet written exactly; the
-            // prompted transcript only contributes the terms it writes where the first
-            // has words that sound like them (`Corrector::merge_second_pass`): a prompt
-            // makes Whisper rewrite, capitalise or drop ordinary speech.
-            let relevant_indices = corrector.relevant_terms(&first.text);
-            let relevant = terms.subset(&relevant_indices);
-            let written = |text: &str| {
-                relevant
-                    .terms()
-                    .iter()
-                    .filter(|t| contains_word(text, t.text()))
-                    .count()
-            };
-            if written(&text) < relevant.len() {
-                let count_tokens = |text: &str| {
-                    self.inner
-                        .engine
-                        .tokenize(text)
-                        .map_or_else(|_| context::prompt::estimate_tokens(text), |t| t.len())
-                };
-                // The terms alone: unrelated message text in the prompt rewrites speech.
-                let prompt = if layers.prompt {
-                    context::prompt::render_prompt(&[], &relevant, &count_tokens)
-                } else {
-                    String::new()
-                };
-                let bias = if layers.biasing {
-                    self.term_bias(&relevant)
-                } else {
-                    None
-                };
-                // The first pass chose the language; detecting it again would cost an
-                // encoder pass and could split the two transcripts' languages.
-                let second_languages = language.map_or_else(|| languages.clone(), Languages::One);
-                let mut second = run_engine(&prompt, bias.as_ref(), &second_languages)?;
-                let mut second_text = finish(&second.text, second.language);
-                if bias.is_some() && !prompt.is_empty() && !keeps_the_speech(&text, &second_text) {
-                    // Prompt and bias together can tip Whisper into copying the prompt
-                    // ("Datadog, Opsgenie." for a ten-word sentence): the prompt alone
-                    // usually still spells the terms.
-                    second = run_engine(&prompt, None, &second_languages)?;
-                    second_text = finish(&second.text, second.language);
-                }
-                if keeps_the_speech(&text, &second_text) {
-                    text = corrector.merge_second_pass(&text, &second_text, &relevant_indices);
-                }
-            }
+        let first = window.plain_text().to_owned();
+        let text = finish(&first);
+        if !(layers.prompt || layers.biasing) || terms.is_empty() || first.is_empty() {
+            return Ok(text);
         }
-        // Issue 8: the optional LLM correction, after the phonetic one; only the edits
-        // `correction::llm::review` can justify are kept.
-        if let Some(llm) = &self.inner.llm
-            && layers.correction
-            && !text.is_empty()
-        {
-            text = llm
-                .correct(&text, &terms, &messages, language, deadline)?
-                .text;
+        // Prompt only for the terms the unprompted transcript gives reason to expect,
+        // only when one of them is not yet written exactly; the prompted transcript
+        // only contributes the terms it writes where the first has words that sound
+        // like them (`Corrector::merge_second_pass`): a prompt makes Whisper rewrite,
+        // capitalise or drop ordinary speech.
+        let relevant_indices = corrector.relevant_terms(&first);
+        let relevant = terms.subset(&relevant_indices);
+        let written = relevant
+            .terms()
+            .iter()
+            .filter(|t| contains_word(&text, t.text()))
+            .count();
+        if written == relevant.len() {
+            return Ok(text);
         }
-        let finished = Instant::now();
-        Ok(Transcript {
-            text,
-            language,
-            audio_secs,
-            timings: StageTimings {
-                decode: decoded - started,
-                engine: finished - decoded,
-                total: finished - started,
-            },
+        let count_tokens = |text: &str| {
+            self.inner
+                .engine
+                .tokenize(text)
+                .map_or_else(|_| context::prompt::estimate_tokens(text), |t| t.len())
+        };
+        // The terms alone: unrelated message text in the prompt rewrites speech.
+        let prompt = if layers.prompt {
+            context::prompt::render_prompt(&[], &relevant, &count_tokens)
+        } else {
+            String::new()
+        };
+        let bias = if layers.biasing {
+            self.term_bias(&relevant)
+        } else {
+            None
+        };
+        let mut second = finish(&window.decode_prompted(&prompt, bias.as_ref())?);
+        if bias.is_some() && !prompt.is_empty() && !keeps_the_speech(&text, &second) {
+            // Prompt and bias together can tip Whisper into copying the prompt
+            // ("Datadog, Opsgenie." for a ten-word sentence): the prompt alone usually
+            // still spells the terms.
+            second = finish(&window.decode_prompted(&prompt, None)?);
+        }
+        Ok(if keeps_the_speech(&text, &second) {
+            corrector.merge_second_pass(&text, &second, &relevant_indices)
+        } else {
+            text
         })
     }
 

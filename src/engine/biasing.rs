@@ -165,6 +165,65 @@ impl TermBias {
         }
     }
 
+    /// Where the term match that `token` would start or continue after `generated`
+    /// begins (an index into `generated`; `generated.len()` when `token` starts a term),
+    /// or `None` when `token` writes no term. The longest such match is reported.
+    #[must_use]
+    pub fn match_start(
+        &self,
+        generated: &[i32],
+        vocabulary: &BpeVocabulary,
+        token: i32,
+    ) -> Option<usize> {
+        let token_bytes = vocabulary.bytes_of(token);
+        if token_bytes.is_empty() {
+            return None;
+        }
+        let longest_form = self.forms.iter().map(|f| f.bytes.len()).max().unwrap_or(0);
+        let mut suffix: Vec<u8> = Vec::new();
+        let mut found = None;
+        let from = generated.len().saturating_sub(MAX_MATCH_TOKENS);
+        for start in (from..generated.len()).rev() {
+            let bytes = vocabulary.bytes_of(generated[start]);
+            if bytes.is_empty() {
+                break;
+            }
+            suffix.splice(0..0, bytes.iter().copied());
+            if suffix.len() >= longest_form {
+                break;
+            }
+            let continues = self.forms.iter().any(|form| {
+                form.bytes.len() > suffix.len()
+                    && form.bytes.starts_with(&suffix)
+                    && form.bytes[suffix.len()..].starts_with(token_bytes)
+            });
+            if continues {
+                found = Some(start);
+            }
+        }
+        if found.is_none() && self.first_token_bonuses.iter().any(|(t, _)| *t == token) {
+            found = Some(generated.len());
+        }
+        found
+    }
+
+    /// Whether `written` (the text from a match's start on) is still writing a term, has
+    /// written one whole, or has left every term.
+    #[must_use]
+    pub fn match_status(&self, written: &[u8]) -> MatchStatus {
+        if self.forms.iter().any(|f| written.starts_with(&f.bytes)) {
+            MatchStatus::Complete
+        } else if self
+            .forms
+            .iter()
+            .any(|f| f.bytes.len() > written.len() && f.bytes.starts_with(written))
+        {
+            MatchStatus::Partial
+        } else {
+            MatchStatus::Broken
+        }
+    }
+
     /// Adds the bonuses for the decoder's tokens `generated` to `logits` (indexed by
     /// token id; tokens outside it, and logits already at -inf, are left alone).
     pub fn apply(
@@ -182,6 +241,17 @@ impl TermBias {
             }
         }
     }
+}
+
+/// How far a biased match has come (see [`TermBias::match_status`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchStatus {
+    /// A proper prefix of a term.
+    Partial,
+    /// A whole term, perhaps followed by more text.
+    Complete,
+    /// No term's prefix: the match broke, its bonuses are to be taken back.
+    Broken,
 }
 
 fn upsert_max(entries: &mut Vec<(i32, f32)>, token: i32, bonus: f32) {
@@ -279,5 +349,21 @@ mod tests {
             BiasStrength::default(),
         );
         assert!(bias.is_empty());
+    }
+
+    #[test]
+    fn the_match_a_token_continues_and_whether_it_lives_on() {
+        let vocabulary = vocabulary();
+        let bias = bias();
+        // " Sa" starts " Saoirse" (a known first token).
+        assert_eq!(bias.match_start(&[8], &vocabulary, 1), Some(1));
+        // After " Sa", "o" continues the match that began at index 1.
+        assert_eq!(bias.match_start(&[8, 1], &vocabulary, 2), Some(1));
+        // " the" writes no term.
+        assert_eq!(bias.match_start(&[1], &vocabulary, 8), None);
+        assert_eq!(bias.match_status(b" Sao"), MatchStatus::Partial);
+        assert_eq!(bias.match_status(b" Saoirse"), MatchStatus::Complete);
+        assert_eq!(bias.match_status(b" Saoirse said"), MatchStatus::Complete);
+        assert_eq!(bias.match_status(b" Sausage"), MatchStatus::Broken);
     }
 }

@@ -1,24 +1,31 @@
-//! The embedded engine: whisper.cpp through whisper-rs.
+//! The embedded engine: our own Whisper decoding on whisper.cpp's encoder and decoder.
 //!
 //! One [`WhisperEngine`] holds the model (loaded once, shared by every call and thread)
-//! and a pool of per-call decoder states. A call runs: speech detection (Silero VAD, or
-//! a digital-silence check when no VAD model is installed) -> windows along speech
-//! boundaries ([`windows`]) -> language detection, sharing the first window's encoder
-//! pass when the language can be guessed (`language_guess.rs`) -> decoding of each window
-//! with the context prompt (never the previous window's text).
+//! and a pool of per-call states. A call reads top-down in `whisper.rs`:
+//! load (`binding.rs`, the only `unsafe`) -> speech detection and windows along speech
+//! boundaries ([`windows`]) -> one encoder pass per window -> language detection on that
+//! encoding (`detect.rs`) -> the plain decode (`decode.rs`: greedy with temperature
+//! fallback, timestamp rules from `logits.rs`, [`biasing`] with withdrawal) -> the
+//! caller's per-window judge, which may decode the same encoding again with a prompt
+//! and score candidate texts on it (`score.rs`, teacher forcing) -> text.
 
 pub mod biasing;
+mod binding;
 pub mod bpe;
-mod language_guess;
+mod decode;
+mod detect;
+mod logits;
 mod pool;
+mod score;
+mod tokens;
 mod whisper;
 pub mod windows;
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub use biasing::{BiasPhrase, BiasStrength, TermBias};
-pub use whisper::WhisperEngine;
+pub use biasing::{BiasPhrase, BiasStrength, MatchStatus, TermBias};
+pub use whisper::{EncodedWindow, WhisperEngine};
 
 use crate::context::Languages;
 
@@ -62,11 +69,6 @@ pub struct EngineRequest<'a> {
     pub deadline: Option<Instant>,
     /// Decode-time biasing towards the context terms' tokens, if any.
     pub bias: Option<&'a TermBias>,
-    /// Let the engine encode a short unprompted window over its own length instead of
-    /// Whisper's 30 s (several times faster on dictation-length clips, same WER on the
-    /// real clips). The transcriber trims every unprompted pass; a prompted window is
-    /// never trimmed (it looped and translated).
-    pub trim_encoder: bool,
 }
 
 /// What the engine produced.
@@ -79,3 +81,37 @@ pub struct EngineOutput {
     /// Seconds of audio that were decoded (speech windows only).
     pub decoded_secs: f64,
 }
+
+/// One window of a transcription as the per-window judge sees it: its plain decode, and
+/// more passes over the same audio. The embedded engine serves every pass from the
+/// window's one encoding; a remote provider's "window" is the whole signal, each pass a
+/// request.
+pub trait WindowPasses {
+    /// The language the window was decoded in, if known.
+    fn language(&self) -> Option<crate::context::Language>;
+
+    /// The window's plain (unprompted, unbiased unless the request asked) transcript.
+    fn plain_text(&self) -> &str;
+
+    /// Decodes the window again, prompted with `prompt` and leaning towards `bias`.
+    ///
+    /// # Errors
+    /// [`crate::Error::TranscriptionFailed`] when decoding fails or the deadline passes.
+    fn decode_prompted(&mut self, prompt: &str, bias: Option<&TermBias>) -> crate::Result<String>;
+
+    /// The model's log-probability of each token of `continuation` after `prefix` (both
+    /// transcript text of this window, `prefix` may be empty), prompted with `prompt`
+    /// (may be empty); `None` when the provider cannot score or cannot spell it.
+    ///
+    /// # Errors
+    /// [`crate::Error::TranscriptionFailed`] when decoding fails or the deadline passes.
+    fn score(
+        &mut self,
+        prompt: &str,
+        prefix: &str,
+        continuation: &str,
+    ) -> crate::Result<Option<Vec<f32>>>;
+}
+
+/// The per-window judge: given a window's passes, the window's final text.
+pub type WindowJudge<'a> = dyn FnMut(&mut dyn WindowPasses) -> crate::Result<String> + Send + 'a;

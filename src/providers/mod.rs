@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use crate::context::{ContextTerms, Language, Message};
 use crate::correction::llm::{LlmReview, review};
-use crate::engine::{BiasStrength, EngineOutput, EngineRequest, TermBias, WhisperEngine};
+use crate::engine::{
+    BiasStrength, EngineOutput, EngineRequest, TermBias, WhisperEngine, WindowJudge, WindowPasses,
+};
 use crate::error::Result;
 
 #[cfg(feature = "remote")]
@@ -55,6 +57,70 @@ pub trait SpeechProvider: Send + Sync + fmt::Debug {
         let _ = (terms, strength);
         None
     }
+
+    /// Transcribes `request.samples`, handing each window after its plain decode to
+    /// `judge`, whose answer is the window's text. By default the whole signal is one
+    /// window and each further pass is another [`SpeechProvider::transcribe`] call.
+    ///
+    /// # Errors
+    /// As [`SpeechProvider::transcribe`], and whatever `judge` returns.
+    fn transcribe_windows(
+        &self,
+        request: &EngineRequest<'_>,
+        judge: &mut WindowJudge<'_>,
+    ) -> Result<EngineOutput> {
+        let plain = self.transcribe(request)?;
+        if plain.text.is_empty() {
+            return Ok(plain);
+        }
+        let mut window = WholeSignal {
+            provider: self,
+            request,
+            plain: &plain,
+        };
+        let text = judge(&mut window)?;
+        Ok(EngineOutput { text, ..plain })
+    }
+}
+
+/// A provider's whole signal as one window (see [`SpeechProvider::transcribe_windows`]).
+struct WholeSignal<'a, P: ?Sized> {
+    provider: &'a P,
+    request: &'a EngineRequest<'a>,
+    plain: &'a EngineOutput,
+}
+
+impl<P: SpeechProvider + ?Sized> WindowPasses for WholeSignal<'_, P> {
+    fn language(&self) -> Option<Language> {
+        self.plain.language
+    }
+
+    fn plain_text(&self) -> &str {
+        &self.plain.text
+    }
+
+    fn decode_prompted(&mut self, prompt: &str, bias: Option<&TermBias>) -> Result<String> {
+        let languages = self.plain.language.map_or_else(
+            || self.request.languages.clone(),
+            crate::context::Languages::One,
+        );
+        let request = EngineRequest {
+            prompt,
+            bias,
+            languages: &languages,
+            ..*self.request
+        };
+        self.provider.transcribe(&request).map(|output| output.text)
+    }
+
+    fn score(
+        &mut self,
+        _prompt: &str,
+        _prefix: &str,
+        _continuation: &str,
+    ) -> Result<Option<Vec<f32>>> {
+        Ok(None)
+    }
 }
 
 impl SpeechProvider for WhisperEngine {
@@ -72,6 +138,14 @@ impl SpeechProvider for WhisperEngine {
 
     fn term_bias(&self, terms: &[(String, f32)], strength: BiasStrength) -> Option<TermBias> {
         Some(WhisperEngine::term_bias(self, terms, strength))
+    }
+
+    fn transcribe_windows(
+        &self,
+        request: &EngineRequest<'_>,
+        judge: &mut WindowJudge<'_>,
+    ) -> Result<EngineOutput> {
+        WhisperEngine::transcribe_windows(self, request, judge)
     }
 }
 

@@ -1,0 +1,349 @@
+//! The whisper.cpp binding (through whisper-rs): the model, the per-call encoder/decoder
+//! state and the VAD. The only module of the core crate with `unsafe`; everything above
+//! it (encoding, detection, decoding, scoring) is safe Rust over three operations:
+//! [`DecoderState::encode`], [`DecoderState::decode`] and [`Model::speech_regions`].
+
+use std::ffi::c_void;
+use std::ops::Range;
+use std::path::Path;
+
+use whisper_rs::{
+    FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
+    WhisperVadContext, WhisperVadContextParams, WhisperVadParams,
+};
+
+use super::pool::Pool;
+use super::tokens::Vocabulary;
+use crate::audio::TARGET_SAMPLE_RATE;
+use crate::config::SETUP_COMMAND;
+use crate::error::{Error, Result};
+
+/// The loaded model: weights, vocabulary and the VAD, shared by every call and thread.
+pub(crate) struct Model {
+    context: WhisperContext,
+    vocabulary: Vocabulary,
+    vad_model_path: Option<String>,
+    vad_contexts: Pool<WhisperVadContext>,
+    description: String,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("model", &self.description)
+            .field("vad", &self.vad_model_path.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Model {
+    /// Loads the whisper.cpp model at `model_path` and checks the VAD model.
+    pub(crate) fn load(model_path: &Path, vad_model_path: Option<&Path>) -> Result<Self> {
+        whisper_rs::install_logging_hooks();
+        if !model_path.is_file() {
+            return Err(Error::ModelUnavailable {
+                message: format!(
+                    "model file {} not found; run `{SETUP_COMMAND}` to install the default \
+                     model, or point CTXSCRIBE_MODEL at a whisper.cpp ggml/gguf file",
+                    model_path.display()
+                ),
+                source: None,
+            });
+        }
+        let mut params = WhisperContextParameters::default();
+        params.use_gpu(false);
+        // Flash attention stays off: on this CPU it was no faster and raised WER on short
+        // clips (5 s clips: WER 0.355 vs 0.113, measured with `make bench`).
+        params.flash_attn(false);
+        let context = WhisperContext::new_with_params(model_path, params).map_err(|e| {
+            Error::ModelUnavailable {
+                message: format!(
+                    "{} is not a loadable whisper.cpp model ({e})",
+                    model_path.display()
+                ),
+                source: Some(Box::new(e)),
+            }
+        })?;
+        let vad_model_path = vad_model_path.map(checked_vad_path).transpose()?;
+        let vocabulary = Vocabulary::new(&context);
+        let description = format!(
+            "{} ({} text layers, {})",
+            model_path.display(),
+            context.model_n_text_layer(),
+            if context.is_multilingual() {
+                "multilingual"
+            } else {
+                "English-only"
+            }
+        );
+        let model = Model {
+            context,
+            vocabulary,
+            vad_model_path,
+            vad_contexts: Pool::new(),
+            description,
+        };
+        // Load the VAD once now so that a broken file fails at start-up, not per request.
+        if model.vad_model_path.is_some() {
+            let vad = model.new_vad_context()?;
+            model.vad_contexts.give_back(vad);
+        }
+        Ok(model)
+    }
+
+    pub(crate) fn vocabulary(&self) -> &Vocabulary {
+        &self.vocabulary
+    }
+
+    pub(crate) fn description(&self) -> &str {
+        &self.description
+    }
+
+    pub(crate) fn is_multilingual(&self) -> bool {
+        self.context.is_multilingual()
+    }
+
+    pub(crate) fn has_vad(&self) -> bool {
+        self.vad_model_path.is_some()
+    }
+
+    /// whisper.cpp's greedy (longest-match) tokenization of `text`.
+    pub(crate) fn tokenize(&self, text: &str) -> Result<Vec<i32>> {
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Every token covers at least one byte, so len + 1 slots always suffice (whisper-rs
+        // mishandles the "buffer too small" return value, so it must never happen).
+        self.context
+            .tokenize(text, text.len() + 1)
+            .map_err(|e| Error::invalid("prompt", format!("cannot tokenize context: {e}")))
+    }
+
+    /// A fresh encoder/decoder state.
+    pub(crate) fn new_state(&self) -> Result<DecoderState> {
+        let state = self
+            .context
+            .create_state()
+            .map_err(|e| Error::TranscriptionFailed {
+                message: format!("cannot allocate decoder state: {e}"),
+                source: Some(Box::new(e)),
+            })?;
+        Ok(DecoderState {
+            state,
+            n_vocab: self.vocabulary.n_vocab(),
+            encoded: false,
+            cached: Vec::new(),
+            n_text_ctx: usize::try_from(self.context.n_text_ctx()).unwrap_or(0),
+        })
+    }
+
+    /// Speech regions of `samples` in samples: from the VAD when loaded, else the whole
+    /// signal.
+    pub(crate) fn speech_regions(&self, samples: &[f32]) -> Result<Vec<Range<usize>>> {
+        if self.vad_model_path.is_none() {
+            return Ok(std::iter::once(0..samples.len()).collect());
+        }
+        let mut vad = self.vad_contexts.take_or(|| self.new_vad_context())?;
+        let result = vad.segments_from_samples(WhisperVadParams::default(), samples);
+        let regions = result.map(|segments| {
+            segments
+                .map(|segment| {
+                    // whisper.cpp reports VAD segments in centiseconds.
+                    let start = centis_to_samples(segment.start);
+                    let end = centis_to_samples(segment.end).min(samples.len());
+                    start..end
+                })
+                .filter(|r| r.start < r.end)
+                .collect::<Vec<_>>()
+        });
+        self.vad_contexts.give_back(vad);
+        regions.map_err(|e| Error::TranscriptionFailed {
+            message: format!("voice activity detection failed: {e}"),
+            source: Some(Box::new(e)),
+        })
+    }
+
+    fn new_vad_context(&self) -> Result<WhisperVadContext> {
+        let path = self.vad_model_path.as_deref().unwrap_or_default();
+        let mut params = WhisperVadContextParams::default();
+        params.set_n_threads(1);
+        params.set_use_gpu(false);
+        WhisperVadContext::new(path, params).map_err(|e| Error::ModelUnavailable {
+            message: format!("{path} is not a loadable Silero VAD model ({e})"),
+            source: Some(Box::new(e)),
+        })
+    }
+}
+
+fn checked_vad_path(path: &Path) -> Result<String> {
+    let text =
+        path.to_str()
+            .filter(|p| !p.contains('\0'))
+            .ok_or_else(|| Error::ModelUnavailable {
+                message: format!("VAD model path {} is not valid UTF-8", path.display()),
+                source: None,
+            })?;
+    if !path.is_file() {
+        return Err(Error::ModelUnavailable {
+            message: format!(
+                "VAD model {} not found; run `{SETUP_COMMAND}` or unset CTXSCRIBE_VAD_MODEL",
+                path.display()
+            ),
+            source: None,
+        });
+    }
+    Ok(text.to_owned())
+}
+
+/// One call's encoder output and decoder KV cache (whisper.cpp's `whisper_state`).
+///
+/// [`DecoderState::encode`] fills the encoder output (and the cross-attention keys and
+/// values) for one window; any number of [`DecoderState::decode`] calls then reuse it.
+/// The decoder's KV cache holds one token sequence: a decode at `n_past` keeps the first
+/// `n_past` cached positions and drops the rest, so a shared prefix is decoded once.
+pub(crate) struct DecoderState {
+    state: WhisperState,
+    n_vocab: usize,
+    encoded: bool,
+    /// The tokens whose keys and values the decoder's KV cache holds, in order.
+    cached: Vec<i32>,
+    /// Positions the decoder has (Whisper: 448).
+    n_text_ctx: usize,
+}
+
+impl std::fmt::Debug for DecoderState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DecoderState")
+            .field("encoded", &self.encoded)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DecoderState {
+    /// Encodes `audio` (16 kHz mono, at most 30 s) with an encoder context of
+    /// `encoder_ctx` frames (0: Whisper's full 30 s).
+    ///
+    /// whisper.cpp sets the spectrogram and the encoder context only inside
+    /// `whisper_full`; this call lets `whisper_full` compute both and stops it (through
+    /// its encoder-begin callback) before it encodes, then runs the encoder once.
+    pub(crate) fn encode(&mut self, audio: &[f32], encoder_ctx: i32, threads: usize) -> Result<()> {
+        self.encoded = false;
+        self.cached.clear();
+        if audio.is_empty() {
+            return Err(failed("encoder", "no audio to encode"));
+        }
+        let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
+        params.set_n_threads(i32::try_from(threads).unwrap_or(1));
+        params.set_language(Some("en"));
+        params.set_audio_ctx(encoder_ctx);
+        params.set_no_context(true);
+        params.set_print_special(false);
+        params.set_print_progress(false);
+        params.set_print_realtime(false);
+        params.set_print_timestamps(false);
+        // SAFETY: `stop_before_encoding` ignores its arguments and returns false; it needs
+        // no user data and is a plain function, valid for the whole call.
+        unsafe {
+            params.set_start_encoder_callback(Some(stop_before_encoding));
+        }
+        self.state
+            .full(params, audio)
+            .map_err(|e| failed("spectrogram", e))?;
+        self.state
+            .encode(0, threads)
+            .map_err(|e| failed("encoder", e))?;
+        self.encoded = true;
+        Ok(())
+    }
+
+    /// Decoder positions (the longest token sequence [`DecoderState::logits_after`] takes).
+    pub(crate) fn n_text_ctx(&self) -> usize {
+        self.n_text_ctx
+    }
+
+    /// The logits of the token after `sequence` (`n_vocab` floats), on the current
+    /// encoding. Only the part of `sequence` the KV cache does not already hold is
+    /// decoded: the longest prefix shared with the previous call is reused, so decoding
+    /// token by token, or scoring several continuations of one prefix, costs one decoder
+    /// run per new token.
+    pub(crate) fn logits_after(&mut self, sequence: &[i32], threads: usize) -> Result<&[f32]> {
+        if !self.encoded {
+            return Err(failed("decoder", "decode before encode"));
+        }
+        if sequence.is_empty() || sequence.len() > self.n_text_ctx {
+            return Err(failed(
+                "decoder",
+                "token sequence out of the decoder's context",
+            ));
+        }
+        let shared = self
+            .cached
+            .iter()
+            .zip(sequence)
+            .take_while(|(a, b)| a == b)
+            .count();
+        // The last token is always decoded: its logits are the ones wanted.
+        let n_past = shared.min(sequence.len() - 1);
+        self.cached.truncate(n_past);
+        let new = &sequence[n_past..];
+        self.state
+            .decode(new, n_past, threads)
+            .map_err(|e| failed("decoder", e))?;
+        self.cached.extend_from_slice(new);
+        let first_row = self.state.get_logits().map_err(|e| failed("logits", e))?;
+        if first_row.len() != self.n_vocab {
+            return Err(failed("logits", "unexpected logits length"));
+        }
+        let row = new.len() - 1;
+        if row == 0 {
+            return Ok(first_row);
+        }
+        // SAFETY: after a decode of n tokens, whisper.cpp's logits buffer (the one
+        // `whisper_get_logits_from_state` points to, whose first row `get_logits`
+        // returns) holds n * n_vocab floats (`logits_out.resize(n_tokens*n_vocab)` in
+        // `whisper_decode_internal`), and the row of the last token is filled
+        // (`whisper_batch_prep_legacy` marks it). The slice borrows `self`, so no other
+        // decode can resize the buffer while it lives.
+        let last_row = unsafe {
+            std::slice::from_raw_parts(first_row.as_ptr().add(row * self.n_vocab), self.n_vocab)
+        };
+        Ok(last_row)
+    }
+}
+
+/// whisper.cpp's encoder-begin callback that stops `whisper_full` before its first
+/// encoder pass, after it has set the spectrogram and the encoder context.
+unsafe extern "C" fn stop_before_encoding(
+    _context: *mut whisper_rs::WhisperSysContext,
+    _state: *mut whisper_rs::WhisperSysState,
+    _user_data: *mut c_void,
+) -> bool {
+    false
+}
+
+fn failed(what: &str, error: impl std::fmt::Display) -> Error {
+    Error::TranscriptionFailed {
+        message: format!("whisper.cpp {what} failed: {error}"),
+        source: None,
+    }
+}
+
+/// Centiseconds (whisper.cpp's time unit) to a sample index at 16 kHz.
+pub(crate) fn centis_to_samples(centis: f32) -> usize {
+    let samples = f64::from(centis.max(0.0)) / 100.0 * f64::from(TARGET_SAMPLE_RATE);
+    // Truncation intended: a non-negative, bounded time converted to an index.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let index = samples.round() as usize;
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn centiseconds_convert_to_samples() {
+        assert_eq!(centis_to_samples(100.0), 16_000);
+        assert_eq!(centis_to_samples(-5.0), 0);
+    }
+}

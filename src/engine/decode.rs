@@ -1,0 +1,439 @@
+//! Decoding one encoded window: greedy with temperature fallback, as Whisper is decoded
+//! by OpenAI's reference and by faster-whisper, on our own loop over whisper.cpp's
+//! decoder ([`DecoderState::logits_after`]).
+//!
+//! - Each attempt decodes `[<|startofprev|> prompt] <|sot|> <|lang|> <|transcribe|>
+//!   [<|notimestamps|>]` and then one token per step under the rules of
+//!   [`super::logits`], with the context terms' bias added ([`super::biasing`]).
+//! - An attempt fails when its text compresses too well (a loop), its average
+//!   log-probability is too low, or it runs out of its token budget (tied to the audio's
+//!   length); the next attempt samples at a higher temperature. An attempt whose
+//!   no-speech probability is high and whose text is unlikely is silence.
+//! - Sampling draws from a generator seeded per attempt: the same audio and context give
+//!   the same text, whatever the engine decoded before.
+//! - A bias bonus that chose a token for a term the decoder then leaves is taken back:
+//!   the decode returns to that step and picks without the bonus (sherpa-onnx's context
+//!   graph withdraws such bonuses from a beam's score; a greedy decoder withdraws the
+//!   choice).
+
+use std::time::Instant;
+
+use super::biasing::{MatchStatus, TermBias};
+use super::binding::DecoderState;
+use super::logits::{self, SplitMix64, StepRules};
+use super::tokens::Vocabulary;
+use crate::context::Language;
+use crate::error::{Error, Result};
+
+/// Temperatures of the successive attempts (OpenAI's and faster-whisper's defaults).
+const TEMPERATURES: [f32; 6] = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0];
+/// An attempt whose text's zlib compression ratio is above this is a loop.
+const MAX_COMPRESSION_RATIO: f32 = 2.4;
+/// An attempt whose average token log-probability is below this failed.
+const MIN_AVG_LOGPROB: f32 = -1.0;
+/// An attempt with a no-speech probability above this and a failed log-probability is
+/// silence, not speech.
+const NO_SPEECH_PROB: f32 = 0.6;
+/// Whisper's prompt budget: at most this many tokens of previous text.
+pub(crate) const MAX_PROMPT_TOKENS: usize = 223;
+/// Whisper's `sample_len`: at most this many tokens per window.
+const MAX_WINDOW_TOKENS: usize = 224;
+/// Tokens any window may take, on top of [`TOKENS_PER_SEC`] per second of its audio.
+const BASE_TOKENS: usize = 24;
+/// Tokens per second of audio a window may take: fast speech writes about 6 (English)
+/// to 12 (Chinese, Japanese) tokens a second, plus two timestamps per segment.
+const TOKENS_PER_SEC: f64 = 16.0;
+/// A timestamp this close to the end of the audio (timestamp steps, 0.1 s) ends a
+/// timed transcript.
+const AUDIO_END_STEPS: usize = 5;
+/// Times a decode may take a bias bonus back.
+const MAX_WITHDRAWALS: usize = 8;
+/// Seed of the sampling generators (any constant: only determinism matters).
+const SEED: u64 = 0x6374_7873_6372_6962;
+
+/// One decode of an encoded window.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DecodeRequest<'a> {
+    pub(crate) language: Language,
+    /// Previous text (tokens after `<|startofprev|>`), at most [`MAX_PROMPT_TOKENS`].
+    pub(crate) prompt: &'a [i32],
+    /// Write timestamp tokens (segments), or one untimed segment.
+    pub(crate) timestamps: bool,
+    pub(crate) bias: Option<&'a TermBias>,
+    /// The window's audio length in samples (16 kHz).
+    pub(crate) audio_samples: usize,
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) threads: usize,
+}
+
+/// The outcome of a decode.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Decoded {
+    /// The transcript tokens (text and timestamps), without the final end-of-text.
+    pub(crate) tokens: Vec<i32>,
+    pub(crate) avg_logprob: f32,
+    pub(crate) compression_ratio: f32,
+    /// Probability of `<|nospeech|>` after `<|sot|>`.
+    pub(crate) no_speech_prob: f32,
+    pub(crate) temperature: f32,
+    /// The last attempt ran out of tokens.
+    pub(crate) over_budget: bool,
+    /// The decode judged the window silence: `tokens` is empty.
+    pub(crate) silence: bool,
+}
+
+impl Decoded {
+    fn fails(&self) -> bool {
+        self.over_budget
+            || self.compression_ratio > MAX_COMPRESSION_RATIO
+            || self.avg_logprob < MIN_AVG_LOGPROB
+    }
+
+    fn is_silence(&self) -> bool {
+        self.no_speech_prob > NO_SPEECH_PROB && self.avg_logprob < MIN_AVG_LOGPROB
+    }
+}
+
+/// The full token sequence of a decode's prefix, and where `<|sot|>` is in it.
+pub(crate) fn prefix_tokens(
+    vocabulary: &Vocabulary,
+    prompt: &[i32],
+    language: Language,
+    timestamps: bool,
+) -> (Vec<i32>, usize) {
+    let mut prefix = Vec::with_capacity(prompt.len() + 5);
+    if !prompt.is_empty() {
+        prefix.push(vocabulary.special.prev);
+        prefix.extend_from_slice(&prompt[prompt.len().saturating_sub(MAX_PROMPT_TOKENS)..]);
+    }
+    let sot_index = prefix.len();
+    prefix.extend(vocabulary.task_prefix(language, timestamps));
+    (prefix, sot_index)
+}
+
+/// Decodes the encoded window in `state` with temperature fallback.
+pub(crate) fn decode(
+    state: &mut DecoderState,
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+) -> Result<Decoded> {
+    let mut failed: Vec<Decoded> = Vec::new();
+    for (attempt, &temperature) in TEMPERATURES.iter().enumerate() {
+        let seed = SEED ^ (attempt as u64);
+        let decoded = decode_attempt(state, vocabulary, request, temperature, seed)?;
+        if std::env::var("CTX_DEBUG").is_ok() {
+            let shown: Vec<String> = decoded
+                .tokens
+                .iter()
+                .map(|&t| {
+                    if vocabulary.is_timestamp(t) {
+                        format!("<{}>", vocabulary.timestamp_index(t).unwrap_or(0))
+                    } else {
+                        vocabulary.text_of(&[t])
+                    }
+                })
+                .collect();
+            eprintln!(
+                "ATTEMPT T={temperature} lp={:.2} cr={:.2} ob={} samples={} {}",
+                decoded.avg_logprob,
+                decoded.compression_ratio,
+                decoded.over_budget,
+                request.audio_samples,
+                shown.join("|")
+            );
+        }
+        if decoded.is_silence() {
+            return Ok(Decoded {
+                tokens: Vec::new(),
+                silence: true,
+                ..decoded
+            });
+        }
+        if !decoded.fails() {
+            return Ok(decoded);
+        }
+        failed.push(decoded);
+    }
+    // Every attempt failed: the likeliest that is not a loop, else the likeliest.
+    let not_looping = failed
+        .iter()
+        .filter(|d| !d.over_budget && d.compression_ratio <= MAX_COMPRESSION_RATIO)
+        .max_by(|a, b| a.avg_logprob.total_cmp(&b.avg_logprob))
+        .cloned();
+    let best = not_looping.or_else(|| {
+        failed
+            .into_iter()
+            .max_by(|a, b| a.avg_logprob.total_cmp(&b.avg_logprob))
+    });
+    best.ok_or_else(|| Error::TranscriptionFailed {
+        message: "no decoding attempt".into(),
+        source: None,
+    })
+}
+
+/// Tokens a window of `samples` samples may take.
+pub(crate) fn token_budget(samples: usize) -> usize {
+    let secs = samples as f64 / 16_000.0;
+    // Truncation intended: a small positive count.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let per_sec = (secs * TOKENS_PER_SEC).ceil() as usize;
+    (BASE_TOKENS + per_sec).min(MAX_WINDOW_TOKENS)
+}
+
+/// A bias bonus that chose a token: taken back if the term it started is left.
+#[derive(Debug, Clone, Copy)]
+struct BiasChoice {
+    /// Index in the transcript tokens of the token the bonus chose.
+    position: usize,
+    /// Where the term's match starts.
+    match_start: usize,
+}
+
+/// One attempt at `temperature`.
+fn decode_attempt(
+    state: &mut DecoderState,
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+    temperature: f32,
+    seed: u64,
+) -> Result<Decoded> {
+    let threads = request.threads;
+    let (prefix, sot_index) = prefix_tokens(
+        vocabulary,
+        request.prompt,
+        request.language,
+        request.timestamps,
+    );
+    let no_speech_prob = {
+        let logits = state.logits_after(&prefix[..=sot_index], threads)?;
+        let logprobs = logits::log_softmax(logits);
+        usize::try_from(vocabulary.special.no_speech)
+            .ok()
+            .and_then(|i| logprobs.get(i))
+            .map_or(0.0, |lp| lp.exp())
+    };
+    let rules = StepRules {
+        timestamps: request.timestamps,
+        max_timestamp: request.audio_samples.div_ceil(320),
+    };
+    let budget = token_budget(request.audio_samples)
+        .min(state.n_text_ctx().saturating_sub(prefix.len() + 1));
+    let mut rng = SplitMix64::new(seed);
+    let mut sequence = prefix.clone();
+    let mut logprobs: Vec<f32> = Vec::new();
+    let mut pending: Option<BiasChoice> = None;
+    // (position, token) pairs chosen by a bonus that was taken back: no bonus there.
+    let mut withdrawn: Vec<usize> = Vec::new();
+    let mut scratch = Vec::new();
+    let mut over_budget = false;
+    let mut end_logprob = 0.0;
+    loop {
+        check_deadline(request.deadline)?;
+        let generated = &sequence[prefix.len()..];
+        let mut row = state.logits_after(&sequence, threads)?.to_vec();
+        logits::apply_rules(&mut row, generated, vocabulary, rules);
+        let unbiased_choice = (temperature == 0.0).then(|| logits::argmax(&row)).flatten();
+        let bias = request
+            .bias
+            .filter(|_| !withdrawn.contains(&generated.len()));
+        if let Some(bias) = bias {
+            bias.apply(generated, vocabulary.bpe(), &mut row, &mut scratch);
+        }
+        let choice = if temperature == 0.0 {
+            logits::argmax(&row)
+        } else {
+            logits::sample(&row, temperature, &mut rng)
+        };
+        let Some(token) = choice.and_then(|c| i32::try_from(c).ok()) else {
+            break;
+        };
+        let logprob = row
+            .get(usize::try_from(token).unwrap_or(0))
+            .map_or(f32::NEG_INFINITY, |l| l - logits::log_sum_exp(&row));
+        // A bonus that changed the greedy choice is remembered until its term is whole.
+        if let Some(bias) = bias
+            && pending.is_none()
+            && unbiased_choice.is_some_and(|u| i32::try_from(u).ok() != Some(token))
+        {
+            pending = bias
+                .match_start(generated, vocabulary.bpe(), token)
+                .map(|match_start| BiasChoice {
+                    position: generated.len(),
+                    match_start,
+                });
+        }
+        // A timestamp at the end of the audio ends the transcript (whisper.cpp's rule:
+        // on a short window the decoder otherwise fills the time left with repeats).
+        let at_audio_end = request.timestamps
+            && vocabulary
+                .timestamp_index(token)
+                .is_some_and(|index| (index + AUDIO_END_STEPS) * 320 >= request.audio_samples);
+        if at_audio_end {
+            sequence.push(token);
+            logprobs.push(logprob);
+            break;
+        }
+        let at_end = token == vocabulary.special.eot;
+        if !at_end {
+            sequence.push(token);
+            logprobs.push(logprob);
+        }
+        if let (Some(choice), Some(bias)) = (pending, request.bias) {
+            let written = vocabulary.bytes_of(&sequence[prefix.len() + choice.match_start..]);
+            let status = match bias.match_status(&written) {
+                MatchStatus::Partial if at_end => MatchStatus::Broken,
+                status => status,
+            };
+            match status {
+                MatchStatus::Partial => {}
+                MatchStatus::Complete => pending = None,
+                MatchStatus::Broken => {
+                    pending = None;
+                    if withdrawn.len() < MAX_WITHDRAWALS {
+                        withdrawn.push(choice.position);
+                        sequence.truncate(prefix.len() + choice.position);
+                        logprobs.truncate(choice.position);
+                        continue;
+                    }
+                }
+            }
+        }
+        if at_end {
+            end_logprob = logprob;
+            break;
+        }
+        if logprobs.len() >= budget {
+            over_budget = true;
+            break;
+        }
+    }
+    let mut tokens = sequence[prefix.len()..].to_vec();
+    if over_budget && request.timestamps {
+        // A timed decode that ran out of tokens wrote its last segment without closing
+        // it: a runaway (Whisper repeating "The word is fair." into the silence after
+        // it). The closed segments before it stand.
+        if let Some(last) = tokens.iter().rposition(|&t| vocabulary.is_timestamp(t))
+            && tokens[..last].iter().any(|&t| vocabulary.is_text(t))
+        {
+            tokens.truncate(last + 1);
+            logprobs.truncate(last + 1);
+            over_budget = false;
+        }
+    }
+    let total: f32 = logprobs.iter().sum::<f32>() + end_logprob;
+    #[allow(clippy::cast_precision_loss)]
+    let avg_logprob = total / (tokens.len() + 1) as f32;
+    Ok(Decoded {
+        compression_ratio: compression_ratio(&vocabulary.text_of(&tokens)),
+        tokens,
+        avg_logprob,
+        no_speech_prob,
+        temperature,
+        over_budget,
+        silence: false,
+    })
+}
+
+/// `text`'s length over its zlib-compressed length: repeated text compresses well.
+pub(crate) fn compression_ratio(text: &str) -> f32 {
+    if text.is_empty() {
+        return 0.0;
+    }
+    let compressed = miniz_oxide::deflate::compress_to_vec_zlib(text.as_bytes(), 6);
+    #[allow(clippy::cast_precision_loss)]
+    let ratio = text.len() as f32 / compressed.len().max(1) as f32;
+    ratio
+}
+
+pub(crate) fn check_deadline(deadline: Option<Instant>) -> Result<()> {
+    match deadline {
+        Some(d) if Instant::now() >= d => Err(Error::TranscriptionFailed {
+            message: "transcription timed out".into(),
+            source: None,
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::tokens::tests::tiny_vocabulary;
+
+    #[test]
+    fn loops_compress_well_and_speech_does_not() {
+        let speech = "And so my fellow Americans, ask not what your country can do for you.";
+        assert!(
+            compression_ratio(speech) < 1.6,
+            "{}",
+            compression_ratio(speech)
+        );
+        let looping = "I will do it. ".repeat(12);
+        assert!(compression_ratio(&looping) > MAX_COMPRESSION_RATIO);
+        assert!(compression_ratio("").abs() < f32::EPSILON);
+    }
+
+    #[test]
+    fn budget_grows_with_the_audio_up_to_whispers_limit() {
+        assert_eq!(token_budget(0), BASE_TOKENS);
+        assert_eq!(token_budget(16_000), BASE_TOKENS + 16);
+        assert_eq!(token_budget(28 * 16_000), MAX_WINDOW_TOKENS);
+    }
+
+    #[test]
+    fn prefix_puts_the_prompt_before_the_task_and_keeps_its_end() {
+        let v = tiny_vocabulary();
+        let en = Language::from_code("en").expect("known");
+        let (plain, sot) = prefix_tokens(&v, &[], en, true);
+        assert_eq!(sot, 0);
+        assert_eq!(
+            plain,
+            vec![
+                v.special.sot,
+                v.special.first_language.unwrap_or(0),
+                v.special.transcribe
+            ]
+        );
+        let long: Vec<i32> = (0..300).map(|i| i % 5).collect();
+        let (prompted, sot) = prefix_tokens(&v, &long, en, false);
+        assert_eq!(prompted[0], v.special.prev);
+        assert_eq!(sot, 1 + MAX_PROMPT_TOKENS);
+        assert_eq!(prompted.last(), Some(&v.special.no_timestamps));
+    }
+
+    #[test]
+    fn silence_needs_both_a_likely_no_speech_and_unlikely_text() {
+        let decoded = Decoded {
+            tokens: vec![1],
+            avg_logprob: -1.5,
+            compression_ratio: 1.0,
+            no_speech_prob: 0.7,
+            temperature: 0.0,
+            over_budget: false,
+            silence: false,
+        };
+        assert!(decoded.is_silence());
+        assert!(
+            !Decoded {
+                avg_logprob: -0.5,
+                ..decoded.clone()
+            }
+            .is_silence()
+        );
+        assert!(
+            !Decoded {
+                no_speech_prob: 0.3,
+                ..decoded.clone()
+            }
+            .is_silence()
+        );
+        assert!(
+            Decoded {
+                over_budget: true,
+                avg_logprob: -0.1,
+                ..decoded
+            }
+            .fails()
+        );
+    }
+}
