@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use ctxscribe::context::ContextLayers;
-use ctxscribe::engine::{Decoding, EngineConfig, WhisperEngine};
+use ctxscribe::engine::{Decoding, EngineConfig, EngineRequest, WhisperEngine, WindowPasses};
 use ctxscribe::{Dictionary, Languages, Message};
 
 fn transcribe_case(id: &str, messages: Vec<Message>, dictionary: &[&str]) -> String {
@@ -122,4 +122,64 @@ fn decode_time_biasing_alone_spells_a_term_the_plain_decoder_misses() {
     assert!(!plain.contains("Chroma"), "{plain}");
     assert!(biased.contains("Chroma"), "{biased}");
     assert!(!biased.contains("Pinecone"), "{biased}");
+}
+
+/// The engine's per-window passes on jfk: more decodes and scores reuse the window's one
+/// encoder pass; the spoken words score above a near miss; bad sequences are typed errors.
+#[test]
+fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
+    let engine = WhisperEngine::load(&EngineConfig {
+        model_path: model("ggml-base.bin"),
+        vad_model_path: None,
+        threads: 2,
+        decoding: Decoding::Greedy,
+    })
+    .expect("model loads");
+    let clip = real_clip("en_whisper_jfk");
+    let bytes = std::fs::read(&clip.path).expect("read");
+    let samples = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
+        .expect("decode")
+        .samples;
+    let languages = Languages::Auto;
+    let request = EngineRequest {
+        samples: &samples,
+        languages: &languages,
+        prompt: "",
+        deadline: None,
+        bias: None,
+    };
+    let before = engine.encoder_passes();
+    let mut seen = Vec::new();
+    let output = engine
+        .transcribe_windows(&request, &mut |window: &mut dyn WindowPasses| {
+            let plain = window.plain_text().to_owned();
+            let prompted = window.decode_prompted("Americans, country.", None)?;
+            let again = window.decode_prompted("", None)?;
+            let sum = |scores: Option<Vec<f32>>| scores.expect("scorable").iter().sum::<f32>();
+            let right = sum(window.score("", " And so my fellow", " Americans")?);
+            let wrong = sum(window.score("", " And so my fellow", " Armenians")?);
+            let empty = window.score_tokens(&[], &[], &[]).expect_err("empty");
+            let outside = window
+                .score_tokens(&[], &[], &[1_000_000])
+                .expect_err("outside");
+            seen.push((plain.clone(), prompted, again, right, wrong, empty, outside));
+            Ok(plain)
+        })
+        .expect("transcribe");
+    assert_eq!(
+        engine.encoder_passes() - before,
+        1,
+        "one window, one encoder pass"
+    );
+    assert_eq!(seen.len(), 1);
+    let (plain, prompted, again, right, wrong, empty, outside) = &seen[0];
+    assert_eq!(&output.text, plain);
+    assert!(prompted.contains("ask not what your country"), "{prompted}");
+    assert!(again.contains("ask not what your country"), "{again}");
+    assert!(
+        *right > *wrong + 1.0,
+        "Americans {right} vs Armenians {wrong}"
+    );
+    assert_eq!(empty.code(), "invalid_request");
+    assert_eq!(outside.code(), "invalid_request");
 }

@@ -227,10 +227,14 @@ fn decode_attempt(
     let mut scratch = Vec::new();
     let mut over_budget = false;
     let mut end_logprob = 0.0;
+    let mut decode_secs = 0.0;
+    let t_all = Instant::now();
     loop {
         check_deadline(request.deadline)?;
         let generated = &sequence[prefix.len()..];
+        let tq = Instant::now();
         let mut row = state.logits_after(&sequence, threads)?.to_vec();
+        decode_secs += tq.elapsed().as_secs_f64();
         logits::apply_rules(&mut row, generated, vocabulary, rules);
         let unbiased_choice = (temperature == 0.0).then(|| logits::argmax(&row)).flatten();
         let bias = request
@@ -306,6 +310,13 @@ fn decode_attempt(
             over_budget = true;
             break;
         }
+    }
+    if std::env::var("CTX_DEBUG").is_ok() {
+        eprintln!(
+            "TIMING decoder {:.3} total {:.3}",
+            decode_secs,
+            t_all.elapsed().as_secs_f64()
+        );
     }
     let mut tokens = sequence[prefix.len()..].to_vec();
     if over_budget && request.timestamps {

@@ -111,6 +111,22 @@ pub trait WindowPasses {
         prefix: &str,
         continuation: &str,
     ) -> crate::Result<Option<Vec<f32>>>;
+
+    /// [`WindowPasses::score`] on token ids (`prompt`: previous-text tokens; `prefix`
+    /// and `continuation`: transcript tokens); `None` when the provider cannot score.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidRequest`] for an empty continuation or a token outside the
+    /// vocabulary; [`crate::Error::TranscriptionFailed`] when decoding fails.
+    fn score_tokens(
+        &mut self,
+        prompt: &[i32],
+        prefix: &[i32],
+        continuation: &[i32],
+    ) -> crate::Result<Option<Vec<f32>>> {
+        let _ = (prompt, prefix, continuation);
+        Ok(None)
+    }
 }
 
 /// The per-window judge: given a window's passes, the window's final text.

@@ -172,3 +172,34 @@ pub fn audio_fixture(name: &str) -> PathBuf {
     assert!(path.is_file(), "no fixture {}", path.display());
     path
 }
+
+/// A synthetic-voice clip of `target/fixtures/voices` (tests/fixtures/make-voices.sh,
+/// espeak-ng), generated on first use, with its language and sentence.
+pub fn voice_clips() -> Vec<(PathBuf, String, String)> {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = repo_root().join("target/fixtures/voices");
+        let status = std::process::Command::new("bash")
+            .arg(repo_root().join("tests/fixtures/make-voices.sh"))
+            .arg(&dir)
+            .status()
+            .expect("run tests/fixtures/make-voices.sh (needs espeak-ng and ffmpeg)");
+        assert!(status.success(), "make-voices.sh failed: {status}");
+        dir
+    });
+    let table = std::fs::read_to_string(dir.join("voices.tsv")).expect("voices.tsv");
+    table
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            let name = fields.next()?;
+            let language = fields.next()?;
+            let sentence = fields.next()?;
+            Some((
+                dir.join(format!("{name}.wav")),
+                language.to_owned(),
+                sentence.to_owned(),
+            ))
+        })
+        .collect()
+}
