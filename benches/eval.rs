@@ -54,6 +54,7 @@ struct Options {
 fn parse_layers(text: &str) -> Result<ContextLayers, String> {
     match text {
         "all" => return Ok(ContextLayers::ALL),
+        "default" => return Ok(ContextLayers::DEFAULT),
         "none" | "" => return Ok(ContextLayers::NONE),
         _ => {}
     }
@@ -63,9 +64,10 @@ fn parse_layers(text: &str) -> Result<ContextLayers, String> {
             "prompt" => layers.prompt = true,
             "correction" => layers.correction = true,
             "biasing" => layers.biasing = true,
+            "judge" => layers.judge = true,
             other => {
                 return Err(format!(
-                    "unknown layer {other} (prompt, correction, biasing)"
+                    "unknown layer {other} (prompt, correction, biasing, judge)"
                 ));
             }
         }
@@ -85,6 +87,9 @@ fn layers_name(layers: ContextLayers) -> String {
     if layers.biasing {
         names.push("biasing");
     }
+    if layers.judge {
+        names.push("judge");
+    }
     if names.is_empty() {
         "none".to_owned()
     } else {
@@ -99,7 +104,7 @@ fn parse_options() -> Result<Options, String> {
         threads: None,
         beam: None,
         runs: 5,
-        layers: ContextLayers::ALL,
+        layers: ContextLayers::DEFAULT,
         reuse_baseline: false,
     };
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
@@ -213,6 +218,7 @@ fn main() {
                 biasing,
                 prompt_correction,
                 biasing_correction,
+                ContextLayers::DEFAULT,
                 ContextLayers::ALL,
             ] {
                 let started = Instant::now();
@@ -333,6 +339,7 @@ fn bench_context(
     let hyps_path = out_dir.join(format!("context-{}-hyps.jsonl", layers_name(layers)));
     let mut hyps = Vec::new();
     let (mut total_time, mut slowest) = (0.0f64, 0.0f64);
+    let mut times: Vec<f64> = Vec::new();
     // `CTXSCRIBE_EVAL_ONLY=d05,d18` runs only those cases (to look at them closely).
     let only: Option<Vec<String>> = std::env::var("CTXSCRIBE_EVAL_ONLY")
         .ok()
@@ -353,15 +360,23 @@ fn bench_context(
         let elapsed = started.elapsed().as_secs_f64();
         total_time += elapsed;
         slowest = slowest.max(elapsed);
-        let (text, language) = match result {
-            Ok(t) => (t.text, t.language.map(|l| l.code())),
+        times.push(elapsed);
+        let (text, language, edits) = match result {
+            Ok(t) => (t.text, t.language.map(|l| l.code()), t.edits),
             Err(e) => {
                 eprintln!("eval: {}: {e}", case.id);
-                (String::new(), None)
+                (String::new(), None, Vec::new())
             }
         };
         hyps.push(
-            serde_json::json!({ "id": case.id, "text": text, "language": language }).to_string(),
+            serde_json::json!({
+                "id": case.id,
+                "text": text,
+                "language": language,
+                "secs": elapsed,
+                "edits": edits,
+            })
+            .to_string(),
         );
     }
     if let Err(e) = std::fs::write(&hyps_path, hyps.join("\n") + "\n") {
@@ -394,7 +409,18 @@ fn bench_context(
         .trim_start_matches("summary: ");
     #[allow(clippy::cast_precision_loss)]
     let mean = total_time / hyps.len().max(1) as f64;
-    Some(format!("{summary} time/case={mean:.2}s max={slowest:.2}s"))
+    times.sort_by(f64::total_cmp);
+    let quantile = |q: f64| {
+        // Nearest rank: a small positive index.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let rank = ((q * times.len() as f64).ceil() as usize).clamp(1, times.len().max(1));
+        times.get(rank - 1).copied().unwrap_or(0.0)
+    };
+    Some(format!(
+        "{summary} time/case={mean:.2}s p50={:.2}s p90={:.2}s max={slowest:.2}s",
+        quantile(0.5),
+        quantile(0.9)
+    ))
 }
 
 /// Applies the correction layer to the hypotheses in `hyps_path` (with the language

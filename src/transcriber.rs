@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use crate::audio::{self, AudioLimits, TARGET_SAMPLE_RATE};
 use crate::config;
 use crate::context::TermOrigin;
+use crate::context::prompt::MAX_GLOSSARY_TERMS;
 use crate::context::{self, ContextLayers, ContextTerms, Dictionary, Languages, Message};
+use crate::correction::judge::{EditSource, Verdict, candidate_edits, judge};
 use crate::correction::{Corrector, contains_word};
 use crate::engine::{
     BiasStrength, Decoding, EngineConfig, EngineOutput, EngineRequest, TermBias, WhisperEngine,
@@ -159,7 +161,7 @@ impl ContextTranscriber {
         let samples = self.decode(audio)?;
         let decoded = Instant::now();
         let terms = ContextTerms::from_context(&messages, &dictionary);
-        let output = self.recognise(&samples, &languages, &terms, deadline)?;
+        let (output, edits) = self.recognise(&samples, &languages, &terms, deadline)?;
         let mut text = output.text;
         // Issue 8: the optional LLM correction, after the phonetic one; only the edits
         // `correction::llm::review` can justify are kept.
@@ -181,18 +183,20 @@ impl ContextTranscriber {
                 engine: finished - decoded,
                 total: finished - started,
             },
+            edits,
         })
     }
 
     /// The speech provider's transcript of `samples`, each window judged with the
-    /// context's `terms` ([`ContextTranscriber::judge_window`]) on its own encoding.
+    /// context's `terms` ([`ContextTranscriber::judge_window`]) on its own encoding, and
+    /// the judge's verdicts.
     fn recognise(
         &self,
         samples: &[f32],
         languages: &Languages,
         terms: &ContextTerms,
         deadline: Option<Instant>,
-    ) -> Result<EngineOutput> {
+    ) -> Result<(EngineOutput, Vec<Verdict>)> {
         let request = EngineRequest {
             samples,
             languages,
@@ -201,9 +205,11 @@ impl ContextTranscriber {
             bias: None,
         };
         let corrector = Corrector::new(terms);
-        let mut judge =
-            |window: &mut dyn WindowPasses| self.judge_window(window, terms, &corrector);
-        catch_unwind(AssertUnwindSafe(|| {
+        let mut verdicts = Vec::new();
+        let mut judge = |window: &mut dyn WindowPasses| {
+            self.judge_window(window, terms, &corrector, &mut verdicts)
+        };
+        let output = catch_unwind(AssertUnwindSafe(|| {
             self.inner.engine.transcribe_windows(&request, &mut judge)
         }))
         .unwrap_or_else(|_| {
@@ -211,13 +217,64 @@ impl ContextTranscriber {
                 message: "the engine panicked".into(),
                 source: None,
             })
-        })
+        })?;
+        Ok((output, verdicts))
     }
 
-    /// One window's text from its plain decode and the context: spoken-form correction,
-    /// and a second decode of the same encoding prompted (and biased) with the terms the
-    /// plain decode makes likely, whose new terms are merged in.
+    /// One window's text from its plain decode and the context: candidate edits from the
+    /// spoken-form matcher and from a decode of the same encoding prompted (and biased)
+    /// with the context's terms, each kept only when the model's own scores of the audio
+    /// support it ([`judge`]).
     fn judge_window(
+        &self,
+        window: &mut dyn WindowPasses,
+        terms: &ContextTerms,
+        corrector: &Corrector,
+        verdicts: &mut Vec<Verdict>,
+    ) -> Result<String> {
+        let layers = self.inner.layers;
+        let plain = window.plain_text().to_owned();
+        if terms.is_empty() || plain.is_empty() {
+            return Ok(plain);
+        }
+        if !layers.judge || !window.can_score() {
+            return self.merge_window(window, terms, corrector);
+        }
+        let language = window.language();
+        let glossary = terms.subset(&(0..terms.len().min(MAX_GLOSSARY_TERMS)).collect::<Vec<_>>());
+        let prompt =
+            context::prompt::render_prompt(&[], &glossary, &|text: &str| self.count_tokens(text));
+        let bias = if layers.biasing {
+            self.term_bias(&glossary)
+        } else {
+            None
+        };
+        let decode_prompt = if layers.prompt { prompt.as_str() } else { "" };
+        let prompted = if decode_prompt.is_empty() && bias.is_none() {
+            None
+        } else {
+            Some(window.decode_prompted(decode_prompt, bias.as_ref())?)
+        };
+        let mut edits = candidate_edits(corrector, &plain, prompted.as_deref(), language);
+        if !layers.correction {
+            edits.retain(|edit| edit.source == EditSource::Prompted);
+        }
+        let (text, mut judged) = judge(window, &plain, &edits, &prompt, corrector, terms)?;
+        verdicts.append(&mut judged);
+        Ok(text)
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        self.inner
+            .engine
+            .tokenize(text)
+            .map_or_else(|_| context::prompt::estimate_tokens(text), |t| t.len())
+    }
+
+    /// The earlier pipeline (the judge switched off): spoken-form correction, and a
+    /// second decode prompted (and biased) with the terms the plain decode makes likely,
+    /// whose new terms are merged in where the plain text sounds like them.
+    fn merge_window(
         &self,
         window: &mut dyn WindowPasses,
         terms: &ContextTerms,
@@ -237,11 +294,6 @@ impl ContextTranscriber {
         if !(layers.prompt || layers.biasing) || terms.is_empty() || first.is_empty() {
             return Ok(text);
         }
-        // Prompt only for the terms the unprompted transcript gives reason to expect,
-        // only when one of them is not yet written exactly; the prompted transcript
-        // only contributes the terms it writes where the first has words that sound
-        // like them (`Corrector::merge_second_pass`): a prompt makes Whisper rewrite,
-        // capitalise or drop ordinary speech.
         let relevant_indices = corrector.relevant_terms(&first);
         let relevant = terms.subset(&relevant_indices);
         let written = relevant
@@ -252,13 +304,7 @@ impl ContextTranscriber {
         if written == relevant.len() {
             return Ok(text);
         }
-        let count_tokens = |text: &str| {
-            self.inner
-                .engine
-                .tokenize(text)
-                .map_or_else(|_| context::prompt::estimate_tokens(text), |t| t.len())
-        };
-        // The terms alone: unrelated message text in the prompt rewrites speech.
+        let count_tokens = |text: &str| self.count_tokens(text);
         let prompt = if layers.prompt {
             context::prompt::render_prompt(&[], &relevant, &count_tokens)
         } else {
@@ -461,7 +507,8 @@ impl ContextTranscriberBuilder {
     }
 
     /// Which context layers run (prompt, post-correction, decode-time biasing).
-    /// Default: all of them; switch layers off to measure what each contributes.
+    /// Default: [`ContextLayers::DEFAULT`] (prompt, correction, biasing; not yet the judge);
+    /// switch layers on or off to measure what each contributes.
     pub fn with_context_layers(mut self, layers: ContextLayers) -> Self {
         self.layers = layers;
         self

@@ -16,6 +16,9 @@ pub struct Transcript {
     pub audio_secs: f64,
     /// Time spent per pipeline stage.
     pub timings: StageTimings,
+    /// Every candidate edit the context judge weighed, with its scores and whether it is
+    /// in the text (empty without context).
+    pub edits: Vec<crate::correction::judge::Verdict>,
 }
 
 /// Wall-clock time per pipeline stage of one transcription.

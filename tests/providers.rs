@@ -284,8 +284,7 @@ fn remote_speech_gets_the_audio_model_key_language_and_prompt() {
         .without_llm_correction()
         .with_context_layers(ContextLayers {
             prompt: true,
-            correction: false,
-            biasing: false,
+            ..ContextLayers::NONE
         })
         .build()
         .expect("remote transcriber");

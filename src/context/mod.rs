@@ -47,7 +47,7 @@ pub use request::{
 };
 pub use terms::{ContextTerms, Term, TermKind, TermOrigin};
 
-/// Which context layers a transcription uses; all on by default. Switching them off one
+/// Which context layers a transcription uses ([`ContextLayers::DEFAULT`] by default). Switching them off one
 /// by one measures each layer's contribution (the benchmark's `--layers`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ContextLayers {
@@ -58,25 +58,40 @@ pub struct ContextLayers {
     /// Decode-time biasing: a bonus on the logits of tokens that spell a term
     /// ([`crate::engine::biasing`]).
     pub biasing: bool,
+    /// The acoustic model judges every candidate edit ([`crate::correction::judge`]);
+    /// off, the spoken-form matcher's thresholds decide and the prompted decode's terms
+    /// are merged by sound alone (the earlier pipeline, kept for comparison).
+    pub judge: bool,
 }
 
 impl Default for ContextLayers {
     fn default() -> Self {
-        ContextLayers::ALL
+        ContextLayers::DEFAULT
     }
 }
 
 impl ContextLayers {
+    /// The default: prompt, correction and biasing; the judge is not on by default yet
+    /// (issue 24: uncalibrated, it does not beat the spoken-form thresholds on the
+    /// tuning half of benches/ctxset).
+    pub const DEFAULT: ContextLayers = ContextLayers {
+        prompt: true,
+        correction: true,
+        biasing: true,
+        judge: false,
+    };
     /// Every layer on.
     pub const ALL: ContextLayers = ContextLayers {
         prompt: true,
         correction: true,
         biasing: true,
+        judge: true,
     };
     /// Every layer off: the context is ignored.
     pub const NONE: ContextLayers = ContextLayers {
         prompt: false,
         correction: false,
         biasing: false,
+        judge: false,
     };
 }

@@ -37,12 +37,14 @@ pub const COMMON_WORDS_MERGE_THRESHOLD: f32 = 0.3;
 /// audio) are merged in the first transcript's favour: it is returned unchanged.
 const MAX_ALIGNED_WORDS: usize = 2_000;
 
-/// A replacement of the first transcript's bytes `from..to`.
-#[derive(Debug)]
-struct Splice {
-    from: usize,
-    to: usize,
-    text: String,
+/// A replacement of the first transcript's bytes `from..to` by `text`, which writes
+/// the term `term` (an index into the corrector's terms).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Splice {
+    pub(crate) from: usize,
+    pub(crate) to: usize,
+    pub(crate) text: String,
+    pub(crate) term: usize,
 }
 
 impl Corrector {
@@ -52,7 +54,33 @@ impl Corrector {
     /// unchanged when there is nothing to take.
     #[must_use]
     pub fn merge_second_pass(&self, first: &str, second: &str, relevant: &[usize]) -> String {
-        let new_terms: Vec<usize> = relevant
+        let mut splices = self.second_pass_splices(first, second, relevant);
+        if splices.is_empty() {
+            return first.to_owned();
+        }
+        splices.sort_by_key(|splice| splice.from);
+        let mut merged = String::with_capacity(first.len() + 16);
+        let mut last = 0;
+        for splice in splices {
+            merged.push_str(&first[last..splice.from]);
+            merged.push_str(&splice.text);
+            last = splice.to;
+        }
+        merged.push_str(&first[last..]);
+        merged
+    }
+
+    /// The replacements [`Corrector::merge_second_pass`] makes: for the terms among
+    /// `candidates` that `second` writes and `first` does not, a block of `first` that
+    /// sounds like `second`'s block as a whole, or the span that sounds most like the
+    /// term. Non-overlapping, in no particular order.
+    pub(crate) fn second_pass_splices(
+        &self,
+        first: &str,
+        second: &str,
+        candidates: &[usize],
+    ) -> Vec<Splice> {
+        let new_terms: Vec<usize> = candidates
             .iter()
             .copied()
             .filter(|&index| {
@@ -62,12 +90,12 @@ impl Corrector {
             })
             .collect();
         if new_terms.is_empty() {
-            return first.to_owned();
+            return Vec::new();
         }
         let ours = tokenize(first);
         let theirs = tokenize(second);
         if ours.len() > MAX_ALIGNED_WORDS || theirs.len() > MAX_ALIGNED_WORDS {
-            return first.to_owned();
+            return Vec::new();
         }
         let mut splices = Vec::new();
         for block in differing_blocks(&ours, &theirs) {
@@ -113,24 +141,13 @@ impl Corrector {
                     from: ours_first.core_start,
                     to: ours_last.core_end,
                     text: theirs_text.to_owned(),
+                    term: block_terms[0],
                 });
                 continue;
             }
             splices.extend(self.term_spans(ours_block, &block_terms));
         }
-        if splices.is_empty() {
-            return first.to_owned();
-        }
-        splices.sort_by_key(|splice| splice.from);
-        let mut merged = String::with_capacity(first.len() + 16);
-        let mut last = 0;
-        for splice in splices {
-            merged.push_str(&first[last..splice.from]);
-            merged.push_str(&splice.text);
-            last = splice.to;
-        }
-        merged.push_str(&first[last..]);
-        merged
+        splices
     }
 
     /// For each of `terms`, the span of `tokens` that sounds most like it, as
@@ -168,6 +185,7 @@ impl Corrector {
                 from: tokens[candidate.start].core_start,
                 to: tokens[candidate.end - 1].core_end,
                 text: self.terms[candidate.term].text.clone(),
+                term: candidate.term,
             });
         }
         splices

@@ -32,6 +32,7 @@
 //! matches win. Cost is O(spans x candidate forms): forms are bucketed by their first
 //! phone class and filtered by key length before any distance is computed.
 
+pub mod judge;
 pub mod llm; // issue 8: acceptance of LLM corrections
 mod merge;
 pub mod phonetic;
@@ -361,6 +362,77 @@ impl Corrector {
             }
         }
         candidates
+    }
+
+    /// Candidate edits of `text` for the judge ([`judge`]): the strict matcher's choices
+    /// (identities when the span sounds exactly like a spoken form) and every loose
+    /// sound-alike span (the relevance threshold, no guards) of words that do not
+    /// already spell a term, the cheapest term per span.
+    pub(crate) fn matched_edits(&self, text: &str, language: Option<Language>) -> Vec<judge::Edit> {
+        if self.forms.is_empty() || text.is_empty() {
+            return Vec::new();
+        }
+        let english = language.is_none_or(|l| l.code() == "en");
+        let tokens = tokenize(text);
+        let protected = self.already_written(&tokens, text);
+        let edit = |candidate: &Candidate, source| judge::Edit {
+            from: tokens[candidate.start].core_start,
+            to: tokens[candidate.end - 1].core_end,
+            text: self.terms[candidate.term].text.clone(),
+            term: candidate.term,
+            cost: candidate.cost,
+            source,
+        };
+        let strict = choose(
+            self.candidates(&tokens, MatchMode::Correct { english }),
+            &protected,
+            &tokens,
+            &self.terms,
+        );
+        let mut edits: Vec<judge::Edit> = strict
+            .iter()
+            .map(|c| {
+                let source = if c.cost <= 0.0 {
+                    judge::EditSource::Identity
+                } else {
+                    judge::EditSource::Matched
+                };
+                edit(c, source)
+            })
+            .collect();
+        let mut loose: Vec<Candidate> = self
+            .candidates(&tokens, MatchMode::Relevance)
+            .into_iter()
+            .filter(|c| !protected[c.start..c.end].iter().any(|&p| p))
+            .collect();
+        // The closest span per term, then per span: a term said once has one place.
+        loose.sort_by(|a, b| {
+            a.cost
+                .total_cmp(&b.cost)
+                .then((b.end - b.start).cmp(&(a.end - a.start)))
+        });
+        let mut placed_terms: Vec<usize> = strict.iter().map(|c| c.term).collect();
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        for candidate in &loose {
+            if !placed_terms.contains(&candidate.term)
+                && !spans.contains(&(candidate.start, candidate.end))
+            {
+                placed_terms.push(candidate.term);
+                spans.push((candidate.start, candidate.end));
+                edits.push(edit(candidate, judge::EditSource::Loose));
+            }
+        }
+        edits
+    }
+
+    /// The spoken forms of term `term` (an index into this corrector's terms), most
+    /// likely first, as text.
+    pub(crate) fn spoken_texts(&self, term: usize) -> Vec<String> {
+        self.forms
+            .iter()
+            .filter(|form| form.term == term)
+            .map(|form| form.words.join(" "))
+            .collect()
     }
 
     /// The indices (into the [`ContextTerms`] this corrector was built from) of the

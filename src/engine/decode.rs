@@ -121,27 +121,6 @@ pub(crate) fn decode(
     for (attempt, &temperature) in TEMPERATURES.iter().enumerate() {
         let seed = SEED ^ (attempt as u64);
         let decoded = decode_attempt(state, vocabulary, request, temperature, seed)?;
-        if std::env::var("CTX_DEBUG").is_ok() {
-            let shown: Vec<String> = decoded
-                .tokens
-                .iter()
-                .map(|&t| {
-                    if vocabulary.is_timestamp(t) {
-                        format!("<{}>", vocabulary.timestamp_index(t).unwrap_or(0))
-                    } else {
-                        vocabulary.text_of(&[t])
-                    }
-                })
-                .collect();
-            eprintln!(
-                "ATTEMPT T={temperature} lp={:.2} cr={:.2} ob={} samples={} {}",
-                decoded.avg_logprob,
-                decoded.compression_ratio,
-                decoded.over_budget,
-                request.audio_samples,
-                shown.join("|")
-            );
-        }
         if decoded.is_silence() {
             return Ok(Decoded {
                 tokens: Vec::new(),
@@ -227,14 +206,10 @@ fn decode_attempt(
     let mut scratch = Vec::new();
     let mut over_budget = false;
     let mut end_logprob = 0.0;
-    let mut decode_secs = 0.0;
-    let t_all = Instant::now();
     loop {
         check_deadline(request.deadline)?;
         let generated = &sequence[prefix.len()..];
-        let tq = Instant::now();
         let mut row = state.logits_after(&sequence, threads)?.to_vec();
-        decode_secs += tq.elapsed().as_secs_f64();
         logits::apply_rules(&mut row, generated, vocabulary, rules);
         let unbiased_choice = (temperature == 0.0).then(|| logits::argmax(&row)).flatten();
         let bias = request
@@ -310,13 +285,6 @@ fn decode_attempt(
             over_budget = true;
             break;
         }
-    }
-    if std::env::var("CTX_DEBUG").is_ok() {
-        eprintln!(
-            "TIMING decoder {:.3} total {:.3}",
-            decode_secs,
-            t_all.elapsed().as_secs_f64()
-        );
     }
     let mut tokens = sequence[prefix.len()..].to_vec();
     if over_budget && request.timestamps {

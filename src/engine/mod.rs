@@ -93,6 +93,11 @@ pub trait WindowPasses {
     /// The window's plain (unprompted, unbiased unless the request asked) transcript.
     fn plain_text(&self) -> &str;
 
+    /// True when [`WindowPasses::score`] can score (the embedded engine).
+    fn can_score(&self) -> bool {
+        false
+    }
+
     /// Decodes the window again, prompted with `prompt` and leaning towards `bias`.
     ///
     /// # Errors

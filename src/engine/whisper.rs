@@ -279,21 +279,25 @@ impl WhisperEngine {
         request: &EngineRequest<'_>,
         judge: &mut WindowJudge<'_>,
     ) -> Result<Option<usize>> {
-        let t0 = Instant::now();
         let language = self.encode_and_detect(state, audio, run.language, request.languages)?;
-        let t1 = Instant::now();
         run.language = Some(language);
-        // Context requests decode one untimed segment with the context as the prompt;
-        // plain ones write timestamps, conditioned on the previous window's text.
-        let timed = context_prompt.is_empty();
-        let prompt = if timed { &run.carry } else { context_prompt };
+        // Decodes are timed: untimed, on an encoding trimmed to the window, Whisper has
+        // no sign of where the speech ends and repeats it until its token budget ("Remind
+        // me to walker the plants before I leave." four times for a 3 s clip, prompted).
+        // A plain window is conditioned on the previous window's text, a request's own
+        // prompt replaces that.
+        let prompt = if context_prompt.is_empty() {
+            &run.carry
+        } else {
+            context_prompt
+        };
         let decoded = decode::decode(
             state,
             self.model.vocabulary(),
             &DecodeRequest {
                 language,
                 prompt,
-                timestamps: timed,
+                timestamps: true,
                 bias: request.bias,
                 audio_samples: audio.len(),
                 deadline: request.deadline,
@@ -301,17 +305,6 @@ impl WhisperEngine {
             },
         )?;
         let (plain_text, speech_end) = self.window_text(&decoded, audio.len());
-        if std::env::var("CTX_DEBUG").is_ok() {
-            eprintln!(
-                "DBG encode+detect {:.3} decode {:.3} tokens {} T {} lp {:.2} ns {:.2}",
-                (t1 - t0).as_secs_f64(),
-                t1.elapsed().as_secs_f64(),
-                decoded.tokens.len(),
-                decoded.temperature,
-                decoded.avg_logprob,
-                decoded.no_speech_prob
-            );
-        }
         run.carry = if decoded.temperature <= CARRY_MAX_TEMPERATURE {
             let text_tokens: Vec<i32> = decoded
                 .tokens
@@ -355,20 +348,6 @@ impl WhisperEngine {
         }
         let vocabulary = self.model.vocabulary();
         let (language, probability) = detect_language(state, vocabulary, languages, self.threads)?;
-        if std::env::var("CTX_DEBUG").is_ok() {
-            let tf = Instant::now();
-            self.encode(state, audio, FULL_ENCODER_CTX)?;
-            eprintln!("FULL encode {:.3}", tf.elapsed().as_secs_f64());
-            let full = detect_language(state, vocabulary, languages, self.threads)?;
-            eprintln!(
-                "DETECT trimmed {} {:.2} full {} {:.2}",
-                language.code(),
-                probability,
-                full.0.code(),
-                full.1
-            );
-            self.encode(state, audio, encoder_ctx)?;
-        }
         if encoder_ctx == FULL_ENCODER_CTX || probability >= MIN_TRIMMED_DETECTION_PROBABILITY {
             return Ok(language);
         }
@@ -481,6 +460,10 @@ impl WindowPasses for EncodedWindow<'_> {
         &self.plain_text
     }
 
+    fn can_score(&self) -> bool {
+        true
+    }
+
     fn decode_prompted(&mut self, prompt: &str, bias: Option<&TermBias>) -> Result<String> {
         let engine = self.engine;
         let prompt_tokens = engine.tokenize(prompt)?;
@@ -490,7 +473,7 @@ impl WindowPasses for EncodedWindow<'_> {
             &DecodeRequest {
                 language: self.language,
                 prompt: &prompt_tokens,
-                timestamps: false,
+                timestamps: true,
                 bias: bias.filter(|b| !b.is_empty()),
                 audio_samples: self.audio_samples,
                 deadline: self.deadline,

@@ -1,0 +1,363 @@
+//! The judge: which candidate edits of a window's plain transcript the acoustic model
+//! supports.
+//!
+//! Candidates come from every source, on the window's one encoding:
+//! - the spoken-form matcher on the plain transcript, strict ([`Corrector::correct`]'s
+//!   own choices) and loose (every span that sounds roughly like a term, at the
+//!   relevance threshold);
+//! - the decode prompted with the context (and biased towards its terms): each term it
+//!   writes that the plain one does not, where the plain one has words that sound like
+//!   it ([`Corrector::second_pass_splices`]).
+//!
+//! An edit whose span already spells the term's spoken form letter for letter ("kube
+//! control" for `kubectl`) is a phonetic identity and needs no judge. Every other edit
+//! is scored by the model itself: teacher-forced log-probabilities of the window's text
+//! up to the span, then either the span as decoded or the term (its written form or a
+//! spoken form, whichever the model likes best: the audio says the spoken one), then
+//! the next words. Two margins (edit minus original): unprompted, and prompted with the
+//! context prompt, which acts like a prior and erodes the margin on near-homophones
+//! ("Jason said" / "JSON said"). The edit is kept when
+//! `UNPROMPTED_WEIGHT * unprompted + PROMPTED_WEIGHT * prompted + prior(origin) > 0`.
+
+use super::Corrector;
+use super::merge::Splice;
+use crate::context::{ContextTerms, Language, TermOrigin};
+use crate::engine::WindowPasses;
+use crate::error::Result;
+
+/// Words after the span that both texts are scored on: the model re-synchronises there,
+/// so an edit that breaks the sentence pays for it.
+const TAIL_WORDS: usize = 2;
+/// Spoken forms of a term scored besides its written form.
+const SCORED_SPOKEN_FORMS: usize = 2;
+/// Most candidate edits a window's judge scores (the lowest-cost ones), bounding the
+/// time a long term list can cost.
+const MAX_JUDGED_EDITS: usize = 12;
+/// Weight of the unprompted log-probability margin.
+const UNPROMPTED_WEIGHT: f32 = 1.0;
+/// Weight of the prompted log-probability margin.
+const PROMPTED_WEIGHT: f32 = 1.0;
+/// Prior (nats) of an edit towards a dictionary term: the caller named it.
+const DICTIONARY_PRIOR: f32 = 0.0;
+/// Prior (nats) of an edit towards a term mined from the messages.
+const MESSAGES_PRIOR: f32 = 0.0;
+
+/// Where a candidate edit came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditSource {
+    /// The span spells one of the term's spoken forms letter for letter.
+    Identity,
+    /// The spoken-form matcher at its strict thresholds.
+    Matched,
+    /// A span that sounds roughly like the term (the relevance threshold).
+    Loose,
+    /// The prompted decode wrote the term there.
+    Prompted,
+}
+
+/// One candidate edit and the judge's verdict on it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Verdict {
+    /// The words of the plain transcript the edit replaces.
+    pub original: String,
+    /// What it writes instead.
+    pub replacement: String,
+    /// Where the edit came from.
+    pub source: EditSource,
+    /// Whether the term came from the dictionary (else from the messages).
+    pub dictionary: bool,
+    /// Unprompted log-probability margin of the edit over the original (nats), when
+    /// scored.
+    pub unprompted: Option<f32>,
+    /// The same with the context prompt.
+    pub prompted: Option<f32>,
+    /// The decision score: kept when positive.
+    pub score: f32,
+    /// Whether the edit is in the transcript (kept and not overlapping a better one).
+    pub applied: bool,
+}
+
+/// A candidate edit of the plain transcript: bytes `from..to` become `text`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Edit {
+    pub(crate) from: usize,
+    pub(crate) to: usize,
+    pub(crate) text: String,
+    pub(crate) term: usize,
+    pub(crate) cost: f32,
+    pub(crate) source: EditSource,
+}
+
+/// The candidate edits of `plain` from the spoken-form matcher and from the `prompted`
+/// decode, without duplicates, identities first, then by cost.
+pub(crate) fn candidate_edits(
+    corrector: &Corrector,
+    plain: &str,
+    prompted: Option<&str>,
+    language: Option<Language>,
+) -> Vec<Edit> {
+    let mut edits = corrector.matched_edits(plain, language);
+    if let Some(prompted) = prompted {
+        let all: Vec<usize> = (0..corrector.terms.len()).collect();
+        edits.extend(
+            corrector
+                .second_pass_splices(plain, prompted, &all)
+                .into_iter()
+                .map(
+                    |Splice {
+                         from,
+                         to,
+                         text,
+                         term,
+                     }| Edit {
+                        from,
+                        to,
+                        text,
+                        term,
+                        cost: f32::INFINITY,
+                        source: EditSource::Prompted,
+                    },
+                ),
+        );
+    }
+    edits.sort_by(|a, b| {
+        (a.source != EditSource::Identity)
+            .cmp(&(b.source != EditSource::Identity))
+            .then(a.cost.total_cmp(&b.cost))
+    });
+    let mut unique: Vec<Edit> = Vec::with_capacity(edits.len());
+    for edit in edits {
+        let same = unique
+            .iter()
+            .any(|e| e.from == edit.from && e.to == edit.to && e.text == edit.text);
+        if !same && plain.get(edit.from..edit.to) != Some(edit.text.as_str()) {
+            unique.push(edit);
+        }
+    }
+    unique
+}
+
+/// Judges `edits` of `plain` on the window's encoding and applies the kept ones.
+/// Returns the text and a verdict per edit.
+///
+/// # Errors
+/// When scoring fails (the decoder, or the deadline).
+pub(crate) fn judge(
+    window: &mut dyn WindowPasses,
+    plain: &str,
+    edits: &[Edit],
+    prompt: &str,
+    corrector: &Corrector,
+    terms: &ContextTerms,
+) -> Result<(String, Vec<Verdict>)> {
+    let judged = edits.len().min(MAX_JUDGED_EDITS);
+    let mut margins: Vec<(Option<f32>, Option<f32>)> = vec![(None, None); judged];
+    // All unprompted scores first, then all prompted ones, each in text order: the
+    // decoder's cache then keeps the shared prefix of consecutive scorings.
+    let mut order: Vec<usize> = (0..judged)
+        .filter(|&i| edits[i].source != EditSource::Identity)
+        .collect();
+    order.sort_by_key(|&i| edits[i].from);
+    for &i in &order {
+        margins[i].0 = margin(window, "", plain, &edits[i], corrector)?;
+    }
+    if !prompt.is_empty() {
+        for &i in &order {
+            margins[i].1 = margin(window, prompt, plain, &edits[i], corrector)?;
+        }
+    }
+    let mut verdicts: Vec<Verdict> = edits
+        .iter()
+        .enumerate()
+        .map(|(i, edit)| {
+            let (unprompted, prompted) = margins.get(i).copied().unwrap_or((None, None));
+            let dictionary = terms
+                .terms()
+                .get(edit.term)
+                .is_some_and(|t| t.origin() == TermOrigin::Dictionary);
+            let score = decision_score(edit.source, unprompted, prompted, dictionary);
+            Verdict {
+                original: plain.get(edit.from..edit.to).unwrap_or_default().to_owned(),
+                replacement: edit.text.clone(),
+                source: edit.source,
+                dictionary,
+                unprompted,
+                prompted,
+                score,
+                applied: false,
+            }
+        })
+        .collect();
+    // The kept edits, best first, that overlap no better one.
+    let mut kept: Vec<usize> = (0..edits.len())
+        .filter(|&i| verdicts[i].score > 0.0)
+        .collect();
+    kept.sort_by(|&a, &b| verdicts[b].score.total_cmp(&verdicts[a].score));
+    let mut placed: Vec<usize> = Vec::new();
+    for i in kept {
+        let overlaps = placed
+            .iter()
+            .any(|&j| edits[i].from < edits[j].to && edits[j].from < edits[i].to);
+        if !overlaps {
+            placed.push(i);
+            verdicts[i].applied = true;
+        }
+    }
+    placed.sort_by_key(|&i| edits[i].from);
+    let mut text = String::with_capacity(plain.len() + 16);
+    let mut last = 0;
+    for i in placed {
+        text.push_str(&plain[last..edits[i].from]);
+        text.push_str(&edits[i].text);
+        last = edits[i].to;
+    }
+    text.push_str(&plain[last..]);
+    Ok((text, verdicts))
+}
+
+/// The decision score of an edit: identities are kept; scored edits by their margins
+/// and their origin's prior; unscored ones (over the judged limit, or a provider that
+/// cannot score) are not kept.
+fn decision_score(
+    source: EditSource,
+    unprompted: Option<f32>,
+    prompted: Option<f32>,
+    dictionary: bool,
+) -> f32 {
+    if source == EditSource::Identity {
+        return f32::INFINITY;
+    }
+    let Some(unprompted) = unprompted else {
+        return f32::NEG_INFINITY;
+    };
+    let prior = if dictionary {
+        DICTIONARY_PRIOR
+    } else {
+        MESSAGES_PRIOR
+    };
+    UNPROMPTED_WEIGHT * unprompted + PROMPTED_WEIGHT * prompted.unwrap_or(unprompted) + prior
+}
+
+/// The model's log-probability margin of `edit` over the words it replaces, with
+/// `prompt`: the best of the term's written and spoken forms (the edit's own text for a
+/// block), each followed by the next [`TAIL_WORDS`] words. `None` when unscorable.
+fn margin(
+    window: &mut dyn WindowPasses,
+    prompt: &str,
+    plain: &str,
+    edit: &Edit,
+    corrector: &Corrector,
+) -> Result<Option<f32>> {
+    let prefix = plain[..edit.from].trim_end();
+    let prefix = if prefix.is_empty() {
+        String::new()
+    } else {
+        format!(" {prefix}")
+    };
+    let tail = tail_words(&plain[edit.to..]);
+    let original = format!(" {}{tail}", &plain[edit.from..edit.to]);
+    let Some(original) = total(window.score(prompt, &prefix, &original)?) else {
+        return Ok(None);
+    };
+    let mut forms = vec![edit.text.clone()];
+    let term_only = corrector
+        .terms
+        .get(edit.term)
+        .is_some_and(|t| t.text == edit.text);
+    if term_only {
+        forms.extend(
+            corrector
+                .spoken_texts(edit.term)
+                .into_iter()
+                .take(SCORED_SPOKEN_FORMS),
+        );
+    }
+    let mut best: Option<f32> = None;
+    for form in forms {
+        if let Some(score) = total(window.score(prompt, &prefix, &format!(" {form}{tail}"))?) {
+            best = Some(best.map_or(score, |b| b.max(score)));
+        }
+    }
+    Ok(best.map(|b| b - original))
+}
+
+/// The first [`TAIL_WORDS`] words of `rest` (with the space before them), as written.
+fn tail_words(rest: &str) -> &str {
+    let mut end = 0;
+    let mut words = 0;
+    let mut in_word = false;
+    for (i, c) in rest.char_indices() {
+        if c.is_whitespace() {
+            if in_word {
+                words += 1;
+                in_word = false;
+                if words == TAIL_WORDS {
+                    break;
+                }
+            }
+        } else {
+            in_word = true;
+        }
+        end = i + c.len_utf8();
+    }
+    &rest[..end]
+}
+
+fn total(scores: Option<Vec<f32>>) -> Option<f32> {
+    scores.map(|s| s.iter().sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{Dictionary, Message};
+
+    #[test]
+    fn the_tail_is_the_next_words_as_written() {
+        assert_eq!(tail_words(" cache keeps evicting"), " cache keeps");
+        assert_eq!(tail_words(", then stop."), ", then");
+        assert_eq!(tail_words(""), "");
+        assert_eq!(tail_words(" end."), " end.");
+    }
+
+    #[test]
+    fn identities_need_no_judge_and_unscored_edits_are_not_kept() {
+        assert!(decision_score(EditSource::Identity, None, None, true) > 0.0);
+        assert!(decision_score(EditSource::Loose, None, None, true) < 0.0);
+        assert!(decision_score(EditSource::Loose, Some(2.0), Some(1.0), true) > 0.0);
+        assert!(decision_score(EditSource::Prompted, Some(-3.0), Some(1.0), false) < 0.0);
+    }
+
+    #[test]
+    fn candidates_come_from_the_matcher_and_the_prompted_decode() {
+        let terms = ContextTerms::from_context(
+            &[Message::user("Editing user_service.py")],
+            &Dictionary::from_terms(["Kubernetes", "kubectl"]).expect("valid"),
+        );
+        let corrector = Corrector::new(&terms);
+        let plain = "Run cube control on the cooper nighties cluster from user service dot pie.";
+        let prompted = "Run kubectl on the Kubernetes cluster from user_service.py.";
+        let edits = candidate_edits(&corrector, plain, Some(prompted), None);
+        let texts: Vec<(&str, EditSource)> = edits
+            .iter()
+            .map(|e| (&plain[e.from..e.to], e.source))
+            .collect();
+        assert!(
+            texts.contains(&("cube control", EditSource::Identity)),
+            "{texts:?}"
+        );
+        // The prompted decode's Kubernetes lands on the span the matcher also found.
+        assert!(
+            edits
+                .iter()
+                .any(|e| e.text == "Kubernetes" && &plain[e.from..e.to] == "cooper nighties"),
+            "{texts:?}"
+        );
+        assert!(
+            edits.iter().any(|e| e.text == "user_service.py"),
+            "{texts:?}"
+        );
+        assert!(edits.iter().all(|e| plain[e.from..e.to] != e.text));
+    }
+}
