@@ -37,6 +37,7 @@ fmt:
 ## set; requests/s at 1, 2, 4 concurrent requests. BENCH_ARGS e.g. "--threads 1 --runs 3".
 FW_VENV := target/venv-fw
 bench: setup bench-venv
+	bash benches/ctxset/synthesize.sh
 	$(CARGO) bench --bench speed -- --python $(FW_VENV)/bin/python --concurrency $(BENCH_ARGS)
 
 bench-venv:

@@ -3,12 +3,13 @@
 
 Usage: fw_driver.py CT2_MODEL_DIR THREADS [COMPUTE_TYPE (default int8)]
 Protocol on stdin/stdout, one request at a time:
-  request:  one JSON line {"n": SAMPLES, "prompt": str|null, "language": str|null},
+  request:  one JSON line {"n": SAMPLES, "prompt": str|null, "language": str|null,
+            "beam": N (default 1)},
             then SAMPLES little-endian f32 (16 kHz mono) on stdin;
             or {"cmd": "rss"} for this process's peak RSS.
   response: one JSON line {"text", "language", "secs"} (secs: the transcribe call alone,
             generator consumed) or {"peak_rss_mb"}.
-Settings: int8 weights (or COMPUTE_TYPE), greedy (beam_size=1), otherwise faster-whisper's defaults (language
+Settings: int8 weights (or COMPUTE_TYPE), greedy (beam_size=1) unless the request asks for beams, otherwise faster-whisper's defaults (language
 detection when none is given, temperature fallback, conditioning on previous text).
 """
 import json
@@ -50,7 +51,7 @@ def main() -> None:
         started = time.perf_counter()
         segments, info = model.transcribe(
             audio,
-            beam_size=1,
+            beam_size=int(request.get("beam") or 1),
             best_of=1,
             language=request.get("language"),
             initial_prompt=request.get("prompt") or None,

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! cargo bench --bench speed -- [--runs N] [--threads N] [--model PATH] [--beam N]
-//!     [--sets 3s,5s,10s,15s,60s,5min,context,real] [--no-fw] [--concurrency]
+//!     [--sets 3s,5s,10s,15s,60s,5min,context,ctx-tuning,ctx-validation,real] [--no-fw]
+//!     [--concurrency]
 //!     [--python PATH] [--ct2 DIR] [--fw-compute int8|float32]
 //! ```
 //! `make bench` installs faster-whisper into target/venv-fw and runs this. faster-whisper
@@ -15,11 +16,15 @@
 //! "15s" join consecutive clips up to about that length (up to 10 clips, none sharing a
 //! source clip), "60s" and "5min" join them (cycled) into one long file; "context" is
 //! ../shared/eval/context with each case's messages and dictionary (faster-whisper gets
-//! ctxscribe's rendered prompt as `initial_prompt`); "real" is every clip of
+//! ctxscribe's rendered prompt as `initial_prompt` and searches with 5 beams, its
+//! default); "ctx-tuning" and "ctx-validation" are the two halves of benches/ctxset
+//! (target/ctxset, made by its synthesize.sh), likewise, with p90 latency besides the
+//! median; "real" is every clip of
 //! ../shared/eval/real as it is (11 languages, once each: the widest WER comparison).
 //! WER and term recall come from ../shared/eval/score.py (the eval's own normaliser).
-//! `--concurrency`: requests/s for 5 s clips with 1, 2 and 4 concurrent requests on one
-//! shared transcriber.
+//! With the 5 s set, the cost of a second decode of a window (on the same encoding)
+//! against the window's first pass is printed too. `--concurrency`: requests/s for 5 s
+//! clips with 1, 2 and 4 concurrent requests on one shared transcriber.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -30,6 +35,7 @@ use ctxscribe::audio::{AudioLimits, decode_to_16k_mono};
 use ctxscribe::context::ContextTerms;
 use ctxscribe::context::parse_messages;
 use ctxscribe::context::prompt::{estimate_tokens, render_prompt};
+use ctxscribe::engine::{EngineConfig, EngineRequest, WhisperEngine, WindowPasses};
 use ctxscribe::{Audio, ContextTranscriber, Decoding, Dictionary, Languages, Message};
 
 const RATE: f64 = 16_000.0;
@@ -37,6 +43,8 @@ const RATE: f64 = 16_000.0;
 const THROUGHPUT_REQUESTS: usize = 16;
 /// Silence between two joined clips, in seconds.
 const GAP_SECS: f64 = 0.3;
+/// faster-whisper's beam size on the context sets (its default).
+const FW_CONTEXT_BEAM: usize = 5;
 
 struct Options {
     runs: usize,
@@ -58,9 +66,20 @@ fn parse_options(root: &Path) -> Result<Options, String> {
         threads: 2,
         model: None,
         beam: None,
-        sets: ["3s", "5s", "10s", "15s", "60s", "5min", "context", "real"]
-            .map(String::from)
-            .to_vec(),
+        sets: [
+            "3s",
+            "5s",
+            "10s",
+            "15s",
+            "60s",
+            "5min",
+            "context",
+            "ctx-tuning",
+            "ctx-validation",
+            "real",
+        ]
+        .map(String::from)
+        .to_vec(),
         fw: true,
         concurrency: false,
         python: root.join("target/venv-fw/bin/python"),
@@ -118,6 +137,14 @@ struct Set {
     name: String,
     clips: Vec<Clip>,
     runs: usize,
+    /// The cases file of a context set (scored for term recall), `None` for plain sets.
+    cases: Option<PathBuf>,
+}
+
+impl Set {
+    fn is_context(&self) -> bool {
+        self.cases.is_some()
+    }
 }
 
 fn main() {
@@ -179,11 +206,22 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
             "15s" => joined_set(name, &english, 15.0, 10, options.runs),
             "60s" => long_set(name, &english, 60.0, options.runs.min(3)),
             "5min" => long_set(name, &english, 300.0, options.runs.min(2)),
-            "context" => context_set(shared, options.runs.min(2))?,
+            "context" => context_set(&shared.join("eval/context"), name, options.runs.min(2))?,
+            "ctx-tuning" | "ctx-validation" => {
+                // benches/ctxset/synthesize.sh writes them (make bench runs it).
+                let half = name.trim_start_matches("ctx-");
+                let dir = root.join("target/ctxset").join(half);
+                if !dir.join("cases.jsonl").is_file() {
+                    println!("speed: skipping {name}: run benches/ctxset/synthesize.sh first");
+                    continue;
+                }
+                context_set(&dir, name, 1)?
+            }
             "real" => Set {
                 name: name.clone(),
                 clips: real.take().unwrap_or_default(),
                 runs: 1,
+                cases: None,
             },
             other => return Err(format!("unknown set {other}")),
         };
@@ -209,7 +247,7 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
     if let Some(clip) = sets.iter().flat_map(|s| s.clips.first()).next() {
         let _ = transcribe_ctx(&transcriber, clip);
         if let Some(fw) = fw.as_mut() {
-            fw.transcribe(clip)?;
+            fw.transcribe(clip, 1)?;
         }
     }
 
@@ -244,6 +282,10 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
         );
     }
 
+    if let Some(five) = sets.iter().find(|s| s.name == "5s") {
+        bench_second_decode(options, &five.clips)?;
+    }
+
     if options.concurrency {
         drop(fw);
         let five = sets
@@ -260,6 +302,7 @@ impl Set {
         Set {
             name: self.name.clone(),
             runs: self.runs,
+            cases: self.cases.clone(),
             clips: self
                 .clips
                 .iter()
@@ -337,6 +380,9 @@ fn bench_set(
 ) -> Result<Row, String> {
     let mut ctx_times = Vec::new();
     let mut fw_times = Vec::new();
+    // With context, faster-whisper gets the context as its prompt and searches with 5
+    // beams, its default (what a user of it would run); plain sets are greedy for both.
+    let fw_beam = if set.is_context() { FW_CONTEXT_BEAM } else { 1 };
     let mut ctx_texts = vec![String::new(); set.clips.len()];
     let mut fw_texts = vec![String::new(); set.clips.len()];
     for run in 0..set.runs {
@@ -346,11 +392,11 @@ fn bench_set(
             let ctx_first = (run + index) % 2 == 0;
             let mut fw_result = None;
             if !ctx_first && let Some(fw) = fw.as_deref_mut() {
-                fw_result = Some(fw.transcribe(clip)?);
+                fw_result = Some(fw.transcribe(clip, fw_beam)?);
             }
             let (text, secs) = transcribe_ctx(transcriber, clip);
             if ctx_first && let Some(fw) = fw.as_deref_mut() {
-                fw_result = Some(fw.transcribe(clip)?);
+                fw_result = Some(fw.transcribe(clip, fw_beam)?);
             }
             ctx_times.push(secs);
             if run == 0 {
@@ -366,11 +412,19 @@ fn bench_set(
     }
     let audio_secs = set.clips.iter().map(Clip::secs).sum::<f64>() / set.clips.len() as f64;
     let fw_ran = fw.is_some();
-    let (ctx_quality, fw_quality) = if set.name == "context" {
+    let (ctx_quality, fw_quality) = if set.is_context() {
         (
-            score_context(shared, out_dir, "ctx", set, &ctx_texts)?,
+            format!(
+                "{} p90={:.3}",
+                score_context(shared, out_dir, "ctx", set, &ctx_texts)?,
+                quantile(&mut ctx_times, 0.9)
+            ),
             if fw_ran {
-                score_context(shared, out_dir, "fw", set, &fw_texts)?
+                format!(
+                    "{} p90={:.3}",
+                    score_context(shared, out_dir, "fw", set, &fw_texts)?,
+                    quantile(&mut fw_times, 0.9)
+                )
             } else {
                 String::new()
             },
@@ -394,6 +448,63 @@ fn bench_set(
         ctx_quality,
         fw_quality,
     })
+}
+
+/// What a second decode of a window costs against its first pass (encoding, language
+/// detection and the plain decode), on the engine directly: the judge of each window
+/// decodes it once more, unprompted, on the same encoding.
+fn bench_second_decode(options: &Options, clips: &[Clip]) -> Result<(), String> {
+    let model_path = match &options.model {
+        Some(path) => path.clone(),
+        None => ctxscribe::config::default_model_path().ok_or("no model installed")?,
+    };
+    let engine = WhisperEngine::load(&EngineConfig {
+        vad_model_path: ctxscribe::config::default_vad_model_path(&model_path),
+        model_path,
+        threads: options.threads,
+        decoding: Decoding::Greedy,
+    })
+    .map_err(|e| e.to_string())?;
+    let (mut firsts, mut seconds, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let passes_before = engine.encoder_passes();
+    let mut windows = 0;
+    for _ in 0..options.runs {
+        for clip in clips {
+            let languages = Languages::Auto;
+            let request = EngineRequest {
+                samples: &clip.samples,
+                languages: &languages,
+                prompt: "",
+                deadline: None,
+                bias: None,
+            };
+            let mut second = 0.0;
+            let started = Instant::now();
+            engine
+                .transcribe_windows(&request, &mut |window: &mut dyn WindowPasses| {
+                    let again = Instant::now();
+                    window.decode_prompted("", None)?;
+                    second += again.elapsed().as_secs_f64();
+                    windows += 1;
+                    Ok(window.plain_text().to_owned())
+                })
+                .map_err(|e| e.to_string())?;
+            let first = started.elapsed().as_secs_f64() - second;
+            firsts.push(first);
+            seconds.push(second);
+            ratios.push(second / first.max(1e-9));
+        }
+    }
+    println!(
+        "second decode of a window (5 s clips, {} windows): first pass {:.3} s, second decode \
+         {:.3} s (medians), ratio {:.2} (target <= 0.5); encoder passes per window {:.2}",
+        windows,
+        median(&mut firsts),
+        median(&mut seconds),
+        median(&mut ratios),
+        (engine.encoder_passes() - passes_before) as f64 / f64::from(windows.max(1)),
+    );
+    Ok(())
 }
 
 fn transcribe_ctx(transcriber: &ContextTranscriber, clip: &Clip) -> (String, f64) {
@@ -512,7 +623,7 @@ impl FasterWhisper {
         serde_json::from_str(&line).map_err(|e| format!("faster-whisper driver said {line}: {e}"))
     }
 
-    fn transcribe(&mut self, clip: &Clip) -> Result<(String, f64), String> {
+    fn transcribe(&mut self, clip: &Clip, beam: usize) -> Result<(String, f64), String> {
         // What OpenAI-compatible servers do with context: messages and terms as the prompt.
         let terms = ContextTerms::from_context(&clip.messages, &clip.dictionary);
         let prompt = render_prompt(&clip.messages, &terms, &estimate_tokens);
@@ -520,6 +631,7 @@ impl FasterWhisper {
             "n": clip.samples.len(),
             "prompt": if prompt.is_empty() { None } else { Some(prompt) },
             "language": clip.fw_language,
+            "beam": beam,
         });
         let mut bytes = Vec::with_capacity(clip.samples.len() * 4);
         for sample in &clip.samples {
@@ -647,6 +759,7 @@ fn joined_set(
         name: name.into(),
         clips,
         runs,
+        cases: None,
     }
 }
 
@@ -665,12 +778,12 @@ fn long_set(name: &str, english: &[(String, Vec<f32>, String)], target: f64, run
         name: name.into(),
         clips: vec![plain_clip(name.into(), samples, reference)],
         runs,
+        cases: None,
     }
 }
 
 /// The context dev set: each case with its messages, dictionary and languages.
-fn context_set(shared: &Path, runs: usize) -> Result<Set, String> {
-    let dir = shared.join("eval/context");
+fn context_set(dir: &Path, name: &str, runs: usize) -> Result<Set, String> {
     let cases = std::fs::read_to_string(dir.join("cases.jsonl"))
         .map_err(|e| format!("cannot read the context cases: {e}"))?;
     let mut clips = Vec::new();
@@ -723,9 +836,10 @@ fn context_set(shared: &Path, runs: usize) -> Result<Set, String> {
         });
     }
     Ok(Set {
-        name: "context".into(),
+        name: name.into(),
         clips,
         runs,
+        cases: Some(dir.join("cases.jsonl")),
     })
 }
 
@@ -773,9 +887,12 @@ fn score_context(
     set: &Set,
     texts: &[String],
 ) -> Result<String, String> {
-    let hyps = out_dir.join(format!("speed-context-{engine}.jsonl"));
+    let hyps = out_dir.join(format!("speed-{}-{engine}.jsonl", set.name));
     write_hyps(&hyps, set, texts)?;
-    let cases = shared.join("eval/context/cases.jsonl");
+    let cases = set
+        .cases
+        .clone()
+        .unwrap_or_else(|| shared.join("eval/context/cases.jsonl"));
     let summary = score(&["context".as_ref(), cases.as_os_str(), hyps.as_os_str()])?;
     Ok(summary
         .trim_start_matches("summary: ")
@@ -797,6 +914,15 @@ fn score(args: &[&std::ffi::OsStr]) -> Result<String, String> {
         .last()
         .map(str::to_owned)
         .ok_or_else(|| "score.py printed nothing".into())
+}
+
+/// The nearest-rank `q` quantile of `values`.
+fn quantile(values: &mut [f64], q: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    // Nearest rank: a small positive index.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len().max(1));
+    values.get(rank - 1).copied().unwrap_or(f64::NAN)
 }
 
 fn median(values: &mut [f64]) -> f64 {

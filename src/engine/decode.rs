@@ -18,6 +18,7 @@
 
 use std::time::Instant;
 
+use super::beam;
 use super::biasing::{MatchStatus, TermBias};
 use super::binding::DecoderState;
 use super::logits::{self, SplitMix64, StepRules};
@@ -64,6 +65,8 @@ pub(crate) struct DecodeRequest<'a> {
     pub(crate) audio_samples: usize,
     pub(crate) deadline: Option<Instant>,
     pub(crate) threads: usize,
+    /// Beams of the temperature-0 attempt (1: greedy).
+    pub(crate) beam_size: usize,
 }
 
 /// The outcome of a decode.
@@ -84,9 +87,12 @@ pub(crate) struct Decoded {
 
 impl Decoded {
     fn fails(&self) -> bool {
-        self.over_budget
-            || self.compression_ratio > MAX_COMPRESSION_RATIO
-            || self.avg_logprob < MIN_AVG_LOGPROB
+        self.is_loop() || self.avg_logprob < MIN_AVG_LOGPROB
+    }
+
+    /// The text repeats itself (it compresses too well) or ran out of tokens.
+    pub(crate) fn is_loop(&self) -> bool {
+        self.over_budget || self.compression_ratio > MAX_COMPRESSION_RATIO
     }
 
     fn is_silence(&self) -> bool {
@@ -168,15 +174,23 @@ struct BiasChoice {
     match_start: usize,
 }
 
-/// One attempt at `temperature`.
-fn decode_attempt(
+/// What every attempt of a decode starts from.
+pub(super) struct AttemptSetup {
+    /// The prompt and task tokens before the transcript.
+    pub(super) prefix: Vec<i32>,
+    pub(super) no_speech_prob: f32,
+    pub(super) rules: StepRules,
+    /// Transcript tokens the attempt may write.
+    pub(super) budget: usize,
+}
+
+/// The prefix of `request`'s decodes, its no-speech probability (after `<|sot|>`, as
+/// Whisper reads it), the step rules and the token budget.
+fn setup(
     state: &mut DecoderState,
     vocabulary: &Vocabulary,
     request: &DecodeRequest<'_>,
-    temperature: f32,
-    seed: u64,
-) -> Result<Decoded> {
-    let threads = request.threads;
+) -> Result<AttemptSetup> {
     let (prefix, sot_index) = prefix_tokens(
         vocabulary,
         request.prompt,
@@ -184,12 +198,12 @@ fn decode_attempt(
         request.timestamps,
     );
     let no_speech_prob = {
-        let logits = state.logits_after(&prefix[..=sot_index], threads)?;
-        let logprobs = logits::log_softmax(logits);
+        let logits = state.logits_after(&prefix[..=sot_index], request.threads)?;
+        let total = logits::log_sum_exp(logits);
         usize::try_from(vocabulary.special.no_speech)
             .ok()
-            .and_then(|i| logprobs.get(i))
-            .map_or(0.0, |lp| lp.exp())
+            .and_then(|i| logits.get(i))
+            .map_or(0.0, |l| (l - total).exp())
     };
     let rules = StepRules {
         timestamps: request.timestamps,
@@ -197,6 +211,68 @@ fn decode_attempt(
     };
     let budget = token_budget(request.audio_samples)
         .min(state.n_text_ctx().saturating_sub(prefix.len() + 1));
+    Ok(AttemptSetup {
+        prefix,
+        no_speech_prob,
+        rules,
+        budget,
+    })
+}
+
+/// What one attempt's search wrote.
+pub(super) struct Searched {
+    /// Transcript tokens, without the end-of-text.
+    pub(super) tokens: Vec<i32>,
+    /// The log-probability of each of `tokens`.
+    pub(super) logprobs: Vec<f32>,
+    /// The log-probability of the end-of-text (0 when the attempt did not end with it).
+    pub(super) end_logprob: f32,
+    pub(super) over_budget: bool,
+}
+
+/// True when `token` is a timestamp within [`AUDIO_END_STEPS`] of the end of the audio:
+/// it ends a timed transcript (whisper.cpp's rule: on a short window the decoder
+/// otherwise fills the time left with repeats).
+pub(super) fn ends_the_audio(
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+    token: i32,
+) -> bool {
+    request.timestamps
+        && vocabulary
+            .timestamp_index(token)
+            .is_some_and(|index| (index + AUDIO_END_STEPS) * 320 >= request.audio_samples)
+}
+
+/// One attempt at `temperature`: beam search at 0 when asked for, else greedy or
+/// sampling.
+fn decode_attempt(
+    state: &mut DecoderState,
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+    temperature: f32,
+    seed: u64,
+) -> Result<Decoded> {
+    let setup = setup(state, vocabulary, request)?;
+    let searched = if temperature == 0.0 && request.beam_size > 1 {
+        beam::search(state, vocabulary, request, &setup)?
+    } else {
+        sample_or_pick(state, vocabulary, request, &setup, temperature, seed)?
+    };
+    Ok(finish(searched, &setup, vocabulary, request, temperature))
+}
+
+/// Greedy (temperature 0) or sampled decoding, with bias withdrawal at 0.
+fn sample_or_pick(
+    state: &mut DecoderState,
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+    setup: &AttemptSetup,
+    temperature: f32,
+    seed: u64,
+) -> Result<Searched> {
+    let threads = request.threads;
+    let (prefix, rules, budget) = (&setup.prefix, setup.rules, setup.budget);
     let mut rng = SplitMix64::new(seed);
     let mut sequence = prefix.clone();
     let mut logprobs: Vec<f32> = Vec::new();
@@ -241,12 +317,7 @@ fn decode_attempt(
                     match_start,
                 });
         }
-        // A timestamp at the end of the audio ends the transcript (whisper.cpp's rule:
-        // on a short window the decoder otherwise fills the time left with repeats).
-        let at_audio_end = request.timestamps
-            && vocabulary
-                .timestamp_index(token)
-                .is_some_and(|index| (index + AUDIO_END_STEPS) * 320 >= request.audio_samples);
+        let at_audio_end = ends_the_audio(vocabulary, request, token);
         if at_audio_end {
             sequence.push(token);
             logprobs.push(logprob);
@@ -286,7 +357,29 @@ fn decode_attempt(
             break;
         }
     }
-    let mut tokens = sequence[prefix.len()..].to_vec();
+    Ok(Searched {
+        tokens: sequence[prefix.len()..].to_vec(),
+        logprobs,
+        end_logprob,
+        over_budget,
+    })
+}
+
+/// The decode an attempt's search gives: a runaway last segment dropped, and the
+/// measures temperature fallback judges it by.
+fn finish(
+    searched: Searched,
+    setup: &AttemptSetup,
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+    temperature: f32,
+) -> Decoded {
+    let Searched {
+        mut tokens,
+        mut logprobs,
+        end_logprob,
+        mut over_budget,
+    } = searched;
     if over_budget && request.timestamps {
         // A timed decode that ran out of tokens wrote its last segment without closing
         // it: a runaway (Whisper repeating "The word is fair." into the silence after
@@ -302,15 +395,15 @@ fn decode_attempt(
     let total: f32 = logprobs.iter().sum::<f32>() + end_logprob;
     #[allow(clippy::cast_precision_loss)]
     let avg_logprob = total / (tokens.len() + 1) as f32;
-    Ok(Decoded {
+    Decoded {
         compression_ratio: compression_ratio(&vocabulary.text_of(&tokens)),
         tokens,
         avg_logprob,
-        no_speech_prob,
+        no_speech_prob: setup.no_speech_prob,
         temperature,
         over_budget,
         silence: false,
-    })
+    }
 }
 
 /// `text`'s length over its zlib-compressed length: repeated text compresses well.

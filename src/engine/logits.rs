@@ -110,6 +110,7 @@ pub(crate) fn log_sum_exp(values: &[f32]) -> f32 {
 }
 
 /// Log-softmax of `logits`.
+#[cfg(test)]
 pub(crate) fn log_softmax(logits: &[f32]) -> Vec<f32> {
     let total = log_sum_exp(logits);
     logits.iter().map(|l| l - total).collect()

@@ -9,6 +9,7 @@
 //! caller's per-window judge, which may decode the same encoding again with a prompt
 //! and score candidate texts on it (`score.rs`, teacher forcing) -> text.
 
+mod beam;
 pub mod biasing;
 mod binding;
 pub mod bpe;

@@ -291,19 +291,27 @@ impl WhisperEngine {
         } else {
             context_prompt
         };
-        let decoded = decode::decode(
-            state,
-            self.model.vocabulary(),
-            &DecodeRequest {
-                language,
-                prompt,
-                timestamps: true,
-                bias: request.bias,
-                audio_samples: audio.len(),
-                deadline: request.deadline,
-                threads: self.threads,
-            },
-        )?;
+        let window_request = |prompt| DecodeRequest {
+            language,
+            prompt,
+            timestamps: true,
+            bias: request.bias,
+            audio_samples: audio.len(),
+            deadline: request.deadline,
+            threads: self.threads,
+            beam_size: self.beam_size(),
+        };
+        let vocabulary = self.model.vocabulary();
+        let mut decoded = decode::decode(state, vocabulary, &window_request(prompt))?;
+        if decoded.is_loop() && context_prompt.is_empty() && !run.carry.is_empty() {
+            // Conditioned on the previous window's text, Whisper can loop at every
+            // temperature ("The word is fair." thirteen times after "How old" in the 5 min
+            // bench file); on its own the window decodes.
+            let alone = decode::decode(state, vocabulary, &window_request(&[]))?;
+            if !alone.is_loop() {
+                decoded = alone;
+            }
+        }
         let (plain_text, speech_end) = self.window_text(&decoded, audio.len());
         run.carry = if decoded.temperature <= CARRY_MAX_TEMPERATURE {
             let text_tokens: Vec<i32> = decoded
@@ -353,6 +361,14 @@ impl WhisperEngine {
         }
         self.encode(state, audio, FULL_ENCODER_CTX)?;
         detect_language(state, vocabulary, languages, self.threads).map(|(language, _)| language)
+    }
+
+    /// Beams of a decode's first attempt (1: greedy).
+    fn beam_size(&self) -> usize {
+        match self.decoding {
+            Decoding::Greedy => 1,
+            Decoding::BeamSearch { beam_size } => usize::from(beam_size.max(1)),
+        }
     }
 
     fn encode(&self, state: &mut DecoderState, audio: &[f32], encoder_ctx: i32) -> Result<()> {
@@ -478,6 +494,7 @@ impl WindowPasses for EncodedWindow<'_> {
                 audio_samples: self.audio_samples,
                 deadline: self.deadline,
                 threads: engine.threads,
+                beam_size: engine.beam_size(),
             },
         )?;
         Ok(engine.window_text(&decoded, self.audio_samples).0)
