@@ -12,7 +12,8 @@
 //!
 //! `context`: the dictation cases of ../shared/eval/context with their messages and
 //! dictionary, through the context layers named by `--layers` (`all`, `none`, or a
-//! comma list of `prompt`, `correction`, `biasing`; default all); term_recall,
+//! comma list of `prompt`, `correction`, `biasing`, `judge`; default: the library's
+//! default layers, `default`); term_recall,
 //! false_insertions and WER from score.py, hypotheses in target/bench/.
 //! `CTXSCRIBE_EVAL_CONTEXT_DIR=DIR` takes the cases from DIR instead (the held-out set
 //! that benches/heldout/synthesize.sh writes to target/heldout).

@@ -134,9 +134,9 @@ impl ContextTranscriber {
 
     /// Like [`ContextTranscriber::transcribe`], on the calling thread; blocks until done.
     ///
-    /// The pipeline, stage by stage: decode the audio ([`ContextTranscriber::decode`]) ->
+    /// The pipeline, stage by stage: decode the audio ->
     /// the context's terms ([`ContextTerms`]) -> per window of speech, one encoding and
-    /// its plain decode, then the context judge ([`ContextTranscriber::judge_window`]) on
+    /// its plain decode, then the context judge (`judge_window`) on
     /// the same encoding -> the optional LLM review -> the [`Transcript`].
     ///
     /// The context goes through the layers switched on with
@@ -188,7 +188,7 @@ impl ContextTranscriber {
     }
 
     /// The speech provider's transcript of `samples`, each window judged with the
-    /// context's `terms` ([`ContextTranscriber::judge_window`]) on its own encoding, and
+    /// context's `terms` (`judge_window`) on its own encoding, and
     /// the judge's verdicts.
     fn recognise(
         &self,

@@ -7,7 +7,7 @@
 //!   relevance threshold);
 //! - the decode prompted with the context (and biased towards its terms): each term it
 //!   writes that the plain one does not, where the plain one has words that sound like
-//!   it ([`Corrector::second_pass_splices`]).
+//!   it (`Corrector::second_pass_splices`).
 //!
 //! An edit whose span already spells the term's spoken form letter for letter ("kube
 //! control" for `kubectl`) is a phonetic identity and needs no judge. Every other edit
