@@ -41,17 +41,21 @@ pub fn model(file: &str) -> PathBuf {
 /// Real clips of ../shared/eval/real, all in supported containers (scripts/prepare-eval.sh).
 pub fn real_clips_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = repo_root().join("target/fixtures/real");
-        let status = Command::new("bash")
-            .arg(repo_root().join("scripts/prepare-eval.sh"))
-            .arg(&out)
-            .status()
-            .expect("run scripts/prepare-eval.sh");
-        assert!(status.success(), "prepare-eval.sh failed");
-        out
-    })
-    .clone()
+    DIR.get_or_init(|| generated_dir("scripts/prepare-eval.sh", "target/fixtures/real"))
+        .clone()
+}
+
+/// Runs the generator `script` (a path in the repository; idempotent) into `dir` (a path
+/// in the repository) and returns that directory.
+fn generated_dir(script: &str, dir: &str) -> PathBuf {
+    let out = repo_root().join(dir);
+    let status = Command::new("bash")
+        .arg(repo_root().join(script))
+        .arg(&out)
+        .status()
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    assert!(status.success(), "{script} failed: {status}");
+    out
 }
 
 /// One row of ../shared/eval/real/manifest.tsv.
@@ -158,16 +162,9 @@ pub fn wer(reference: &str, hypothesis: &str) -> f64 {
 /// `tests/fixtures/make-fixtures.sh` (idempotent; needs bash, ffmpeg and openssl).
 pub fn audio_fixture(name: &str) -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let dir = repo_root().join("target/fixtures/audio");
-        let status = Command::new("bash")
-            .arg(repo_root().join("tests/fixtures/make-fixtures.sh"))
-            .arg(&dir)
-            .status()
-            .expect("run tests/fixtures/make-fixtures.sh (needs bash, ffmpeg, openssl)");
-        assert!(status.success(), "make-fixtures.sh failed: {status}");
-        dir
-    });
+    // tests/fixtures/make-fixtures.sh needs bash, ffmpeg and openssl.
+    let dir = DIR
+        .get_or_init(|| generated_dir("tests/fixtures/make-fixtures.sh", "target/fixtures/audio"));
     let path = dir.join(name);
     assert!(path.is_file(), "no fixture {}", path.display());
     path
@@ -177,16 +174,9 @@ pub fn audio_fixture(name: &str) -> PathBuf {
 /// espeak-ng), generated on first use, with its language and sentence.
 pub fn voice_clips() -> Vec<(PathBuf, String, String)> {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let dir = repo_root().join("target/fixtures/voices");
-        let status = std::process::Command::new("bash")
-            .arg(repo_root().join("tests/fixtures/make-voices.sh"))
-            .arg(&dir)
-            .status()
-            .expect("run tests/fixtures/make-voices.sh (needs espeak-ng and ffmpeg)");
-        assert!(status.success(), "make-voices.sh failed: {status}");
-        dir
-    });
+    // tests/fixtures/make-voices.sh needs espeak-ng and ffmpeg.
+    let dir = DIR
+        .get_or_init(|| generated_dir("tests/fixtures/make-voices.sh", "target/fixtures/voices"));
     let table = std::fs::read_to_string(dir.join("voices.tsv")).expect("voices.tsv");
     table
         .lines()
