@@ -174,6 +174,68 @@ struct BiasChoice {
     match_start: usize,
 }
 
+/// The bias bonuses of one greedy attempt that chose a token, and those taken back.
+#[derive(Debug, Default)]
+struct Withdrawals {
+    /// The bonus-chosen token whose term is not written whole yet.
+    pending: Option<BiasChoice>,
+    /// Positions whose bonus was taken back: no bonus there any more.
+    withdrawn: Vec<usize>,
+}
+
+impl Withdrawals {
+    fn allow_bias_at(&self, position: usize) -> bool {
+        !self.withdrawn.contains(&position)
+    }
+
+    /// A bonus changed the greedy choice to `token` after `generated`: remembered until
+    /// its term is whole.
+    fn chosen_by_bonus(
+        &mut self,
+        bias: &TermBias,
+        vocabulary: &Vocabulary,
+        generated: &[i32],
+        token: i32,
+    ) {
+        if self.pending.is_none() {
+            self.pending =
+                bias.match_start(generated, vocabulary.bpe(), token)
+                    .map(|match_start| BiasChoice {
+                        position: generated.len(),
+                        match_start,
+                    });
+        }
+    }
+
+    /// After the transcript tokens `generated` (`at_end`: the decoder wants to stop):
+    /// the position to go back to when the pending term was left (or left unfinished),
+    /// at most [`MAX_WITHDRAWALS`] times.
+    fn rewind_to(
+        &mut self,
+        bias: &TermBias,
+        vocabulary: &Vocabulary,
+        generated: &[i32],
+        at_end: bool,
+    ) -> Option<usize> {
+        let choice = self.pending?;
+        let written = vocabulary.bytes_of(generated.get(choice.match_start..).unwrap_or_default());
+        match bias.match_status(&written) {
+            MatchStatus::Partial if !at_end => None,
+            MatchStatus::Complete => {
+                self.pending = None;
+                None
+            }
+            MatchStatus::Partial | MatchStatus::Broken => {
+                self.pending = None;
+                (self.withdrawn.len() < MAX_WITHDRAWALS).then(|| {
+                    self.withdrawn.push(choice.position);
+                    choice.position
+                })
+            }
+        }
+    }
+}
+
 /// What every attempt of a decode starts from.
 pub(super) struct AttemptSetup {
     /// The prompt and task tokens before the transcript.
@@ -276,9 +338,7 @@ fn sample_or_pick(
     let mut rng = SplitMix64::new(seed);
     let mut sequence = prefix.clone();
     let mut logprobs: Vec<f32> = Vec::new();
-    let mut pending: Option<BiasChoice> = None;
-    // (position, token) pairs chosen by a bonus that was taken back: no bonus there.
-    let mut withdrawn: Vec<usize> = Vec::new();
+    let mut withdrawals = Withdrawals::default();
     let mut scratch = Vec::new();
     let mut over_budget = false;
     let mut end_logprob = 0.0;
@@ -290,7 +350,7 @@ fn sample_or_pick(
         let unbiased_choice = (temperature == 0.0).then(|| logits::argmax(&row)).flatten();
         let bias = request
             .bias
-            .filter(|_| !withdrawn.contains(&generated.len()));
+            .filter(|_| withdrawals.allow_bias_at(generated.len()));
         if let Some(bias) = bias {
             bias.apply(generated, vocabulary.bpe(), &mut row, &mut scratch);
         }
@@ -305,17 +365,10 @@ fn sample_or_pick(
         let logprob = row
             .get(usize::try_from(token).unwrap_or(0))
             .map_or(f32::NEG_INFINITY, |l| l - logits::log_sum_exp(&row));
-        // A bonus that changed the greedy choice is remembered until its term is whole.
         if let Some(bias) = bias
-            && pending.is_none()
             && unbiased_choice.is_some_and(|u| i32::try_from(u).ok() != Some(token))
         {
-            pending = bias
-                .match_start(generated, vocabulary.bpe(), token)
-                .map(|match_start| BiasChoice {
-                    position: generated.len(),
-                    match_start,
-                });
+            withdrawals.chosen_by_bonus(bias, vocabulary, generated, token);
         }
         let at_audio_end = ends_the_audio(vocabulary, request, token);
         if at_audio_end {
@@ -328,25 +381,13 @@ fn sample_or_pick(
             sequence.push(token);
             logprobs.push(logprob);
         }
-        if let (Some(choice), Some(bias)) = (pending, request.bias) {
-            let written = vocabulary.bytes_of(&sequence[prefix.len() + choice.match_start..]);
-            let status = match bias.match_status(&written) {
-                MatchStatus::Partial if at_end => MatchStatus::Broken,
-                status => status,
-            };
-            match status {
-                MatchStatus::Partial => {}
-                MatchStatus::Complete => pending = None,
-                MatchStatus::Broken => {
-                    pending = None;
-                    if withdrawn.len() < MAX_WITHDRAWALS {
-                        withdrawn.push(choice.position);
-                        sequence.truncate(prefix.len() + choice.position);
-                        logprobs.truncate(choice.position);
-                        continue;
-                    }
-                }
-            }
+        if let Some(bias) = request.bias
+            && let Some(position) =
+                withdrawals.rewind_to(bias, vocabulary, &sequence[prefix.len()..], at_end)
+        {
+            sequence.truncate(prefix.len() + position);
+            logprobs.truncate(position);
+            continue;
         }
         if at_end {
             end_logprob = logprob;
@@ -507,5 +548,42 @@ mod tests {
             }
             .fails()
         );
+    }
+
+    #[test]
+    fn a_bonus_whose_term_is_left_is_taken_back_once_and_a_finished_one_stays() {
+        use crate::engine::biasing::{BiasPhrase, BiasStrength};
+        let v = tiny_vocabulary();
+        // " ab" written as " a" then "b".
+        let bias = TermBias::new(
+            &[BiasPhrase {
+                text: " ab".into(),
+                tokenizations: vec![vec![3, 2]],
+                weight: 1.0,
+            }],
+            BiasStrength::default(),
+        );
+        let mut w = Withdrawals::default();
+        w.chosen_by_bonus(&bias, &v, &[], 3);
+        assert_eq!(w.rewind_to(&bias, &v, &[3], false), None, "still partial");
+        assert_eq!(
+            w.rewind_to(&bias, &v, &[3, 1], false),
+            Some(0),
+            "left: \" aa\""
+        );
+        assert!(!w.allow_bias_at(0));
+        assert!(w.allow_bias_at(1));
+        let mut w = Withdrawals::default();
+        w.chosen_by_bonus(&bias, &v, &[], 3);
+        assert_eq!(w.rewind_to(&bias, &v, &[3, 2], false), None, "whole");
+        assert_eq!(
+            w.rewind_to(&bias, &v, &[3, 2, 1], true),
+            None,
+            "nothing pending"
+        );
+        // Unfinished when the decoder stops: taken back.
+        let mut w = Withdrawals::default();
+        w.chosen_by_bonus(&bias, &v, &[], 3);
+        assert_eq!(w.rewind_to(&bias, &v, &[3], true), Some(0));
     }
 }
