@@ -12,7 +12,9 @@
 //! whisper.cpp's beams).
 
 use super::binding::DecoderState;
-use super::decode::{AttemptSetup, DecodeRequest, Searched, check_deadline, ends_the_audio};
+use super::decode::{
+    AttemptSetup, DecodeRequest, Searched, check_deadline, ends_the_audio, repeat_start,
+};
 use super::logits;
 use super::tokens::Vocabulary;
 use crate::error::Result;
@@ -96,7 +98,20 @@ pub(super) fn search(
             beam.tokens.push(token);
             beam.logprobs.push(logprob);
             beam.sum += logprob;
-            if ends_the_audio(vocabulary, request, token) {
+            let repeat = request
+                .stop_at_repeat
+                .then(|| repeat_start(vocabulary, &beam.tokens))
+                .flatten();
+            if let Some(cut) = repeat {
+                beam.tokens.truncate(cut);
+                beam.logprobs.truncate(cut);
+                beam.sum = beam.logprobs.iter().sum();
+                finished.push(Finished {
+                    beam,
+                    end_logprob: 0.0,
+                    over_budget: false,
+                });
+            } else if ends_the_audio(vocabulary, request, token) {
                 finished.push(Finished {
                     beam,
                     end_logprob: 0.0,

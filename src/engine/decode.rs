@@ -49,6 +49,12 @@ const TOKENS_PER_SEC: f64 = 16.0;
 const AUDIO_END_STEPS: usize = 5;
 /// Times a decode may take a bias bonus back.
 const MAX_WITHDRAWALS: usize = 8;
+/// A decode's text repeats itself when it ends with two copies of a span of at least
+/// this many text tokens (about a five-word sentence)...
+const MIN_REPEATED_SPAN: usize = 8;
+/// ... or with three copies of a span of at least this many ("BibTeX, BibTeX, BibTeX";
+/// "very, very, very" is two tokens a copy and stays).
+const MIN_TRIPLED_SPAN: usize = 3;
 /// Seed of the sampling generators (any constant: only determinism matters).
 const SEED: u64 = 0x6374_7873_6372_6962;
 
@@ -67,6 +73,10 @@ pub(crate) struct DecodeRequest<'a> {
     pub(crate) threads: usize,
     /// Beams of the temperature-0 attempt (1: greedy).
     pub(crate) beam_size: usize,
+    /// End the decode where its text starts repeating itself ([`repeat_start`]), keeping
+    /// the first copy: for prompted decodes, which on a trimmed encoding may read the
+    /// sentence again instead of ending.
+    pub(crate) stop_at_repeat: bool,
 }
 
 /// The outcome of a decode.
@@ -376,6 +386,17 @@ fn sample_or_pick(
             logprobs.push(logprob);
             break;
         }
+        if request.stop_at_repeat && token != vocabulary.special.eot {
+            sequence.push(token);
+            logprobs.push(logprob);
+            if let Some(cut) = repeat_start(vocabulary, &sequence[prefix.len()..]) {
+                sequence.truncate(prefix.len() + cut);
+                logprobs.truncate(cut);
+                break;
+            }
+            sequence.pop();
+            logprobs.pop();
+        }
         let at_end = token == vocabulary.special.eot;
         if !at_end {
             sequence.push(token);
@@ -445,6 +466,33 @@ fn finish(
         over_budget,
         silence: false,
     }
+}
+
+/// Where the repetition at the end of `tokens` starts, if their text tokens (timestamps
+/// aside: a loop may restart its segment) end with two copies of a span of at least
+/// [`MIN_REPEATED_SPAN`] tokens, or three of at least [`MIN_TRIPLED_SPAN`]: the index in
+/// `tokens` of the first token of the second copy.
+pub(super) fn repeat_start(vocabulary: &Vocabulary, tokens: &[i32]) -> Option<usize> {
+    let text: Vec<(usize, i32)> = tokens
+        .iter()
+        .enumerate()
+        .filter(|&(_, &t)| vocabulary.is_text(t))
+        .map(|(i, &t)| (i, t))
+        .collect();
+    let n = text.len();
+    let same = |a: usize, b: usize, len: usize| (0..len).all(|k| text[a + k].1 == text[b + k].1);
+    for len in MIN_TRIPLED_SPAN..=n / 2 {
+        let copies_needed = if len >= MIN_REPEATED_SPAN { 2 } else { 3 };
+        if n < len * copies_needed {
+            continue;
+        }
+        let last = n - len;
+        if (1..copies_needed).all(|c| same(last - c * len, last, len)) {
+            let second = n - (copies_needed - 1) * len;
+            return text.get(second).map(|&(i, _)| i);
+        }
+    }
+    None
 }
 
 /// `text`'s length over its zlib-compressed length: repeated text compresses well.
@@ -548,6 +596,29 @@ mod tests {
             }
             .fails()
         );
+    }
+
+    #[test]
+    fn a_text_that_reads_itself_again_is_cut_at_the_second_copy() {
+        let v = tiny_vocabulary();
+        let ts = v.special.timestamp_begin;
+        let sentence = [3, 4, 5, 10, 1, 2, 9, 8];
+        let mut twice = vec![ts];
+        twice.extend(sentence);
+        twice.push(ts + 3);
+        twice.extend(sentence);
+        assert_eq!(repeat_start(&v, &twice), Some(10), "timestamps aside");
+        assert_eq!(repeat_start(&v, &twice[..17]), None, "not yet a whole copy");
+        let short = [3, 4, 11, 3, 4, 11];
+        assert_eq!(repeat_start(&v, &short), None, "a short span twice stays");
+        let thrice = [1, 3, 4, 11, 3, 4, 11, 3, 4, 11];
+        assert_eq!(repeat_start(&v, &thrice), Some(4), "three copies: keep one");
+        assert_eq!(
+            repeat_start(&v, &[3, 11, 3, 11, 3, 11]),
+            None,
+            "very, very, very"
+        );
+        assert_eq!(repeat_start(&v, &[]), None);
     }
 
     #[test]

@@ -300,6 +300,7 @@ impl WhisperEngine {
             deadline: request.deadline,
             threads: self.threads,
             beam_size: self.beam_size(),
+            stop_at_repeat: false,
         };
         let vocabulary = self.model.vocabulary();
         let mut decoded = decode::decode(state, vocabulary, &window_request(prompt))?;
@@ -495,6 +496,7 @@ impl WindowPasses for EncodedWindow<'_> {
                 deadline: self.deadline,
                 threads: engine.threads,
                 beam_size: engine.beam_size(),
+                stop_at_repeat: true,
             },
         )?;
         Ok(engine.window_text(&decoded, self.audio_samples).0)
