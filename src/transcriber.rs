@@ -141,10 +141,13 @@ impl ContextTranscriber {
     ///
     /// The context goes through the layers switched on with
     /// [`ContextTranscriberBuilder::with_context_layers`]: the terms of the dictionary and
-    /// those mined from the messages; a first, unprompted decoding; a second decoding
-    /// prompted with the terms the first one makes likely, whose new terms are merged
-    /// into the first transcript where it has words that sound like them
-    /// ([`Corrector::merge_second_pass`]); spoken-to-written correction ([`Corrector`]).
+    /// those mined from the messages; a first, unprompted decoding; spoken-to-written
+    /// correction ([`Corrector`]); while a term is unwritten, a decoding of the same
+    /// encoding prompted with and biased towards the terms the first one sounds like,
+    /// then one prompted with the messages and all the terms; the terms they write are
+    /// merged into the first transcript where it has words that sound like them
+    /// ([`Corrector::merge_second_pass`]), and the second replaces it when it writes
+    /// more terms and is the same transcript ([`Corrector::prefer_second_pass`]).
     ///
     /// # Errors
     /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
@@ -161,7 +164,7 @@ impl ContextTranscriber {
         let samples = self.decode(audio)?;
         let decoded = Instant::now();
         let terms = ContextTerms::from_context(&messages, &dictionary);
-        let (output, edits) = self.recognise(&samples, &languages, &terms, deadline)?;
+        let (output, edits) = self.recognise(&samples, &languages, &messages, &terms, deadline)?;
         let mut text = output.text;
         // Issue 8: the optional LLM correction, after the phonetic one; only the edits
         // `correction::llm::review` can justify are kept.
@@ -194,6 +197,7 @@ impl ContextTranscriber {
         &self,
         samples: &[f32],
         languages: &Languages,
+        messages: &[Message],
         terms: &ContextTerms,
         deadline: Option<Instant>,
     ) -> Result<(EngineOutput, Vec<Verdict>)> {
@@ -207,7 +211,7 @@ impl ContextTranscriber {
         let corrector = Corrector::new(terms);
         let mut verdicts = Vec::new();
         let mut judge = |window: &mut dyn WindowPasses| {
-            self.judge_window(window, terms, &corrector, &mut verdicts)
+            self.judge_window(window, messages, terms, &corrector, &mut verdicts)
         };
         let output = catch_unwind(AssertUnwindSafe(|| {
             self.inner.engine.transcribe_windows(&request, &mut judge)
@@ -228,6 +232,7 @@ impl ContextTranscriber {
     fn judge_window(
         &self,
         window: &mut dyn WindowPasses,
+        messages: &[Message],
         terms: &ContextTerms,
         corrector: &Corrector,
         verdicts: &mut Vec<Verdict>,
@@ -238,7 +243,7 @@ impl ContextTranscriber {
             return Ok(plain);
         }
         if !layers.judge || !window.can_score() {
-            return self.merge_window(window, terms, corrector);
+            return self.merge_window(window, messages, terms, corrector);
         }
         let language = window.language();
         let glossary = terms.subset(&(0..terms.len().min(MAX_GLOSSARY_TERMS)).collect::<Vec<_>>());
@@ -271,12 +276,15 @@ impl ContextTranscriber {
             .map_or_else(|_| context::prompt::estimate_tokens(text), |t| t.len())
     }
 
-    /// The earlier pipeline (the judge switched off): spoken-form correction, and a
-    /// second decode prompted (and biased) with the terms the plain decode makes likely,
-    /// whose new terms are merged in where the plain text sounds like them.
+    /// The default pipeline (the judge switched off): spoken-form correction of the
+    /// plain decode, then two more decodes of the same encoding, each a source of terms:
+    /// one prompted with and biased towards the terms the plain text sounds like
+    /// ([`Self::relevant_pass`]), one prompted with the whole context as a user would
+    /// prompt Whisper ([`Self::context_pass`]). Each runs only while a term is unwritten.
     fn merge_window(
         &self,
         window: &mut dyn WindowPasses,
+        messages: &[Message],
         terms: &ContextTerms,
         corrector: &Corrector,
     ) -> Result<String> {
@@ -290,19 +298,46 @@ impl ContextTranscriber {
             }
         };
         let first = window.plain_text().to_owned();
-        let text = finish(&first);
-        if !(layers.prompt || layers.biasing) || terms.is_empty() || first.is_empty() {
+        let mut text = finish(&first);
+        let all_written = |text: &str| {
+            terms
+                .terms()
+                .iter()
+                .all(|term| contains_word(text, term.text()))
+        };
+        if !(layers.prompt || layers.biasing) || first.is_empty() {
             return Ok(text);
         }
-        let relevant_indices = corrector.relevant_terms(&first);
+        if !all_written(&text) {
+            text = self.relevant_pass(window, terms, corrector, &first, &text, &finish)?;
+        }
+        if layers.prompt && !all_written(&text) {
+            text = self.context_pass(window, messages, terms, corrector, &text, &finish)?;
+        }
+        Ok(text)
+    }
+
+    /// A decode prompted with (and biased towards) the terms the plain transcript
+    /// `first` sounds like; the terms it writes are merged into `text` where `text` has
+    /// words that sound like them ([`Corrector::merge_second_pass`]).
+    fn relevant_pass(
+        &self,
+        window: &mut dyn WindowPasses,
+        terms: &ContextTerms,
+        corrector: &Corrector,
+        first: &str,
+        text: &str,
+        finish: &dyn Fn(&str) -> String,
+    ) -> Result<String> {
+        let layers = self.inner.layers;
+        let relevant_indices = corrector.relevant_terms(first);
         let relevant = terms.subset(&relevant_indices);
-        let written = relevant
+        let unwritten = relevant
             .terms()
             .iter()
-            .filter(|t| contains_word(&text, t.text()))
-            .count();
-        if written == relevant.len() {
-            return Ok(text);
+            .any(|t| !contains_word(text, t.text()));
+        if !unwritten {
+            return Ok(text.to_owned());
         }
         let count_tokens = |text: &str| self.count_tokens(text);
         let prompt = if layers.prompt {
@@ -316,17 +351,41 @@ impl ContextTranscriber {
             None
         };
         let mut second = finish(&window.decode_prompted(&prompt, bias.as_ref())?);
-        if bias.is_some() && !prompt.is_empty() && !keeps_the_speech(&text, &second) {
+        if bias.is_some() && !prompt.is_empty() && !keeps_the_speech(text, &second) {
             // Prompt and bias together can tip Whisper into copying the prompt
             // ("Datadog, Opsgenie." for a ten-word sentence): the prompt alone usually
             // still spells the terms.
             second = finish(&window.decode_prompted(&prompt, None)?);
         }
-        Ok(if keeps_the_speech(&text, &second) {
-            corrector.merge_second_pass(&text, &second, &relevant_indices)
+        Ok(if keeps_the_speech(text, &second) {
+            corrector.merge_second_pass(text, &second, &relevant_indices)
         } else {
-            text
+            text.to_owned()
         })
+    }
+
+    /// A decode prompted with the whole context (the messages and the terms, no bias):
+    /// the terms it writes are merged into `text`, or it replaces `text` when it writes
+    /// more terms and is the same transcript ([`Corrector::prefer_second_pass`]).
+    fn context_pass(
+        &self,
+        window: &mut dyn WindowPasses,
+        messages: &[Message],
+        terms: &ContextTerms,
+        corrector: &Corrector,
+        text: &str,
+        finish: &dyn Fn(&str) -> String,
+    ) -> Result<String> {
+        let glossary = terms.subset(&(0..terms.len().min(MAX_GLOSSARY_TERMS)).collect::<Vec<_>>());
+        let count_tokens = |text: &str| self.count_tokens(text);
+        let prompt = context::prompt::render_prompt(messages, &glossary, &count_tokens);
+        let second = finish(&window.decode_prompted(&prompt, None)?);
+        if !keeps_the_speech(text, &second) {
+            return Ok(text.to_owned());
+        }
+        let all: Vec<usize> = (0..terms.len()).collect();
+        let merged = corrector.merge_second_pass(text, &second, &all);
+        Ok(corrector.prefer_second_pass(&merged, &second))
     }
 
     /// The decode-time bias towards `terms`' written forms, weighted by origin (`None`

@@ -56,7 +56,7 @@ pub struct ContextLayers {
     /// Map transcript spans that sound like a term to the term's spelling.
     pub correction: bool,
     /// Decode-time biasing: a bonus on the logits of tokens that spell a term
-    /// ([`crate::engine::biasing`]).
+    /// ([`crate::engine::biasing`]), in the decode prompted with the relevant terms.
     pub biasing: bool,
     /// The acoustic model judges every candidate edit ([`crate::correction::judge`]);
     /// off, the spoken-form matcher's thresholds decide and the prompted decode's terms

@@ -21,6 +21,15 @@
 //! - a term the second transcript writes where the first has nothing, or nothing that
 //!   sounds like it, is dropped: the decoder wrote it because it was told to, not
 //!   because it heard it.
+//!
+//! The second transcript is taken whole ([`Corrector::prefer_second_pass`]) when it
+//! writes more of the terms than the merge and is still the same transcript: about as
+//! many letters and at least half of the merged words. Where the first pass misheard a
+//! name or a product ("the top, Tash" for "up stash"), the prompted decoder, which
+//! heard the same audio knowing the terms, is the better witness than a spelling-based
+//! sound match; the alignment of misheard words with a term is the weak link.
+//! Measured on the context sets (benches/ctxset; README): term recall +0.06 on the
+//! tuning half, +0.07 on the validation half.
 
 use super::phonetic::weighted_distance;
 use super::{Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, tokenize};
@@ -32,6 +41,14 @@ pub const BLOCK_THRESHOLD: f32 = 0.35;
 /// transcript is replaced by a term: common words are likely what was said ("numbers"
 /// is not `NumPy`, "computers" not `Kubernetes`).
 pub const COMMON_WORDS_MERGE_THRESHOLD: f32 = 0.3;
+
+/// The whole second transcript replaces the merge only when it keeps at least this
+/// fraction (numerator / denominator) of the merged transcript's words: a prompted
+/// decode that kept fewer is another transcript (the prompt copied: "folic acid,
+/// folic, hydroxychloroquine." for a sentence about methotrexate).
+const SECOND_PASS_MIN_SHARED_WORDS: (usize, usize) = (1, 2);
+/// ... and has between 3/5 and 5/3 of its letters.
+const SECOND_PASS_LETTERS_RATIO: (usize, usize) = (3, 5);
 
 /// Most words per transcript the word alignment handles; longer transcripts (minutes of
 /// audio) are merged in the first transcript's favour: it is returned unchanged.
@@ -68,6 +85,46 @@ impl Corrector {
         }
         merged.push_str(&first[last..]);
         merged
+    }
+
+    /// `second` (already corrected) instead of `merged` (the first transcript with the
+    /// second's terms merged in) when it writes more of the terms and is the same
+    /// transcript: between 3/5 and 5/3 of `merged`'s letters and at least half of its
+    /// words (see the module documentation); else `merged`.
+    #[must_use]
+    pub fn prefer_second_pass(&self, merged: &str, second: &str) -> String {
+        let written = |text: &str| {
+            self.terms
+                .iter()
+                .filter(|term| contains_word(text, &term.text))
+                .count()
+        };
+        if written(second) <= written(merged) {
+            return merged.to_owned();
+        }
+        let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).count();
+        let (low, high) = SECOND_PASS_LETTERS_RATIO;
+        let (ours, theirs) = (letters(merged), letters(second));
+        if theirs * high < ours * low || theirs * low > ours * high {
+            return merged.to_owned();
+        }
+        let words = |text: &str| -> Vec<String> {
+            text.split(|c: char| !c.is_alphanumeric() && c != '\'')
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect()
+        };
+        let merged_words = words(merged);
+        let second_words: std::collections::HashSet<String> = words(second).into_iter().collect();
+        let shared = merged_words
+            .iter()
+            .filter(|w| second_words.contains(*w))
+            .count();
+        let (num, den) = SECOND_PASS_MIN_SHARED_WORDS;
+        if shared * den < merged_words.len() * num {
+            return merged.to_owned();
+        }
+        second.to_owned()
     }
 
     /// The replacements [`Corrector::merge_second_pass`] makes: for the terms among
@@ -308,6 +365,34 @@ mod tests {
                 "Nächster Mal läuft jetzt auf Kubernetes im Händen zu tun."
             ),
             "der Server läuft jetzt auf Kubernetes Simhation Centum."
+        );
+    }
+
+    fn prefer(dictionary: &[&str], merged: &str, second: &str) -> String {
+        let dictionary = Dictionary::from_terms(dictionary).expect("valid");
+        let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
+        Corrector::new(&terms).prefer_second_pass(merged, second)
+    }
+
+    #[test]
+    fn the_second_transcript_is_taken_whole_only_when_it_is_the_same_transcript() {
+        let merged = "The rate limit will keep its count on the top, Tash.";
+        let second = "The rate limit to keep its count on the Upstash.";
+        assert_eq!(prefer(&["Upstash"], merged, second), second);
+        assert_eq!(prefer(&["Redis"], merged, second), merged, "no more terms");
+        let merged = "Hold the methotrexate until the lever ends, I'm come down.";
+        let copied = "folic acid, folic, hydroxychloroquine, methotrexate.";
+        let terms = ["methotrexate", "folic acid", "hydroxychloroquine"];
+        assert_eq!(prefer(&terms, merged, copied), merged, "the prompt copied");
+        let short = "Upstash.";
+        assert_eq!(
+            prefer(
+                &["Upstash"],
+                "The rate limit keeps its count on the top, Tash.",
+                short
+            ),
+            "The rate limit keeps its count on the top, Tash.",
+            "speech lost"
         );
     }
 
