@@ -254,9 +254,9 @@ fn sources_are_described() {
         ("ok_wav_s24_44k_stereo.wav", 44_100, 2),
         ("ok_wav_u8_8k_mono.wav", 8_000, 1),
         ("ok_mp3_vbr_mono.mp3", 44_100, 1),
-        // Opus is always decoded at 48 kHz, whatever the input rate was.
-        ("ok_webm_opus_16k.webm", 48_000, 1),
-        ("ok_ogg_opus.ogg", 48_000, 2),
+        // Opus is always decoded at 16 kHz, whatever the input rate was.
+        ("ok_webm_opus_16k.webm", 16_000, 1),
+        ("ok_ogg_opus.ogg", 16_000, 2),
         // Chained: the first link's description.
         ("ok_ogg_vorbis_chained_rates.ogg", 44_100, 2),
     ];
@@ -270,7 +270,7 @@ fn sources_are_described() {
     }
 }
 
-/// AUDIO.md pitfall 2: a WebM Opus track declaring 44.1 kHz must still decode (at 48 kHz).
+/// AUDIO.md pitfall 2: a WebM Opus track declaring 44.1 kHz must still decode (at 16 kHz).
 #[test]
 fn webm_opus_declaring_a_non_opus_rate_decodes() {
     let mut bytes = read("ok_webm_opus.webm");
@@ -283,7 +283,7 @@ fn webm_opus_declaring_a_non_opus_rate_decodes() {
         .expect("the fixture declares SamplingFrequency 48000.0");
     bytes[at..at + to.len()].copy_from_slice(&to);
     let pcm = decode_with(&bytes, &AudioLimits::default()).expect("decodes");
-    assert_eq!(pcm.source_sample_rate, 48_000);
+    assert_eq!(pcm.source_sample_rate, 16_000);
     assert!(
         (pcm.duration_secs() - CLIP_SECS).abs() < 0.1,
         "{}",
