@@ -13,9 +13,9 @@
 # cargo-fuzz is installed into target/tools/cargo-fuzz on first use (crates.io, --locked).
 # Sanitizer: none. The targets run safe Rust (the only `unsafe` is the engine binding,
 # not fuzzed) plus C decoders (libopus) that the sanitizer flags would not instrument
-# anyway; without ASan each target runs 2-3x more executions. Debug assertions and overflow
-# checks are on (fuzz/Cargo.toml's release profile, as `-a` would, except for one crate whose
-# known overflow is explained there), so integer overflow panics.
+# anyway; without ASan each target runs 2-3x more executions. Debug assertions are on
+# everywhere, overflow checks in our crates (fuzz/Cargo.toml says why not in the
+# dependencies), so integer overflow in our code panics.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
