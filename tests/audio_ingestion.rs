@@ -810,3 +810,24 @@ fn wav_with_32768_channels_is_refused() {
         assert!(!err.to_string().contains("panicked"), "{err}");
     }
 }
+
+/// Fuzz corpus entry c9543056 (14 s of CPU for 2800 bytes): a fragmented MP4 whose `trun`
+/// claims 2^32 - 1 samples without per-sample fields, which symphonia's reader counts
+/// through. Refused from the count before the reader sees it.
+#[test]
+fn a_trun_claiming_more_samples_than_bytes_is_refused() {
+    let mut bytes = read("ok_m4a_aac_fragmented.m4a");
+    let at = bytes
+        .windows(4)
+        .position(|w| w == b"trun")
+        .expect("a trun box");
+    // Flags: keep the data offset, drop the per-sample duration/size/flags/offset fields.
+    bytes[at + 6] = 0;
+    bytes[at + 8..at + 12].copy_from_slice(&u32::MAX.to_be_bytes());
+    let err = decode_with(&bytes, &AudioLimits::default()).expect_err("refused");
+    assert_eq!(err.code(), "audio_decode_failed", "{err}");
+    assert!(err.to_string().contains("more packets"), "{err}");
+    // The unpatched file decodes.
+    let pcm = decode("ok_m4a_aac_fragmented.m4a").expect("decodes");
+    assert!((pcm.duration_secs() - CLIP_SECS).abs() < 0.1);
+}

@@ -91,6 +91,9 @@ pub(crate) fn decode(bytes: &[u8], probed: &Probed, limits: &AudioLimits) -> Res
         },
         _ => data,
     };
+    if probed.format == AudioFormat::M4a {
+        check_trun_sample_counts(data)?;
+    }
     let mut reader = open_reader(probed.format, data)?;
     let current = open_track(reader.as_ref(), probed)?;
 
@@ -257,6 +260,66 @@ fn decode_one(
         }
         Err(e) => Err(symphonia_error("the audio stream is unusable", e)),
     }
+}
+
+/// The boxes of `data[start..end]`: `(type, payload start, end)`; stops at the first box
+/// that does not fit. Each box is at least 8 bytes, so the walk is bounded by the bytes.
+fn mp4_boxes(data: &[u8], start: usize, end: usize) -> Vec<([u8; 4], usize, usize)> {
+    let mut boxes = Vec::new();
+    let mut pos = start;
+    while let Some(header) = data.get(pos..pos + 8).filter(|_| pos + 8 <= end) {
+        let size32 = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
+        let kind = [header[4], header[5], header[6], header[7]];
+        let (size, header_len) = match size32 {
+            0 => (end - pos, 8),
+            1 => match data.get(pos + 8..pos + 16) {
+                Some(large) => {
+                    let mut raw = [0u8; 8];
+                    raw.copy_from_slice(large);
+                    (
+                        usize::try_from(u64::from_be_bytes(raw)).unwrap_or(usize::MAX),
+                        16,
+                    )
+                }
+                None => break,
+            },
+            n => (usize::try_from(n).unwrap_or(usize::MAX), 8),
+        };
+        if size < header_len {
+            break;
+        }
+        let box_end = pos.saturating_add(size).min(end);
+        boxes.push((kind, pos + header_len, box_end));
+        pos = box_end;
+    }
+    boxes
+}
+
+/// A fragmented MP4's `trun` box whose sample count no file of this size can hold is
+/// refused before symphonia counts through it (with no per-sample fields, symphonia's reader
+/// loops over the count: 2^32 - 1 samples is seconds of CPU for 4 bytes; AUDIO.md pitfall 6).
+fn check_trun_sample_counts(data: &[u8]) -> Result<(), Error> {
+    for (_, moof, moof_end) in mp4_boxes(data, 0, data.len())
+        .into_iter()
+        .filter(|(kind, ..)| kind == b"moof")
+    {
+        for (_, traf, traf_end) in mp4_boxes(data, moof, moof_end)
+            .into_iter()
+            .filter(|(kind, ..)| kind == b"traf")
+        {
+            for (kind, payload, _) in mp4_boxes(data, traf, traf_end) {
+                let count = data
+                    .get(payload + 4..payload + 8)
+                    .filter(|_| &kind == b"trun");
+                let Some(raw) = count else { continue };
+                let samples = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
+                if usize::try_from(samples).unwrap_or(usize::MAX) > max_packets(data) {
+                    return Err(too_many_packets(data.len()));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A copy of an MP4 file cut inside its final `mdat` box, with the box size shortened to
