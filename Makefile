@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: setup serve test lint fmt bench eval bench-venv header c-test python-test try-llm fuzz load
+.PHONY: setup serve test lint fmt bench eval bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -83,10 +83,26 @@ try-llm: setup
 	  curl -s http://127.0.0.1:$(TRY_PORT)/v1/audio/transcriptions -F file=@'$(CLIP)' \
 	    -F 'dictionary=$(DICTIONARY)'; echo
 
-## Fuzz every target (fuzz/: cargo-fuzz, nightly) for FUZZ_SECS seconds each; crashes land in fuzz/artifacts/.
+## Fuzz every target (fuzz/: cargo-fuzz, nightly) for FUZZ_SECS seconds each, or FUZZ_RUNS
+## executions each; crashes land in fuzz/artifacts/.
 FUZZ_SECS ?= 300
 fuzz:
 	bash fuzz/run.sh $(FUZZ_SECS)
+
+## CI's fuzz smoke: every target for 60 s (installs the nightly toolchain with rustup and
+## cargo-fuzz if missing; the first build compiles whisper.cpp again, ~10 min on 2 cores).
+fuzz-smoke:
+	@rustup run nightly rustc --version >/dev/null 2>&1 \
+	  || rustup toolchain install nightly --profile minimal
+	bash fuzz/run.sh 60
+
+## CPU time of audio ingestion over the fixtures, the hostile fixtures and the fuzz corpus:
+## the worst ten per MiB; fails if one is over 2 s/MiB or a 2 h silence bomb takes >= 0.5 s.
+ingest-cost:
+	bash tests/fixtures/make-fixtures.sh target/fixtures/audio
+	bash tests/fixtures/make-hostile.sh target/fixtures/hostile
+	bash fuzz/seed-corpus.sh
+	$(CARGO) run --release --example ingest_cost
 
 ## Load test on loopback: SECS=60 CONCURRENCY=32 clients, valid clips mixed with invalid requests.
 load: setup

@@ -1,21 +1,72 @@
 #!/usr/bin/env bash
-# Seeds the fuzz corpora (fuzz/corpus/<target>/) from the test fixtures. Idempotent; the
-# corpora are not committed (fuzz/.gitignore): libFuzzer adds what it finds to them.
+# Seeds the fuzz corpora (fuzz/corpus/<target>/). Idempotent; the corpora are not committed
+# (fuzz/.gitignore): libFuzzer adds what it finds to them, `fuzz/run.sh --minimize` merges
+# them back down.
 #
 #   usage: fuzz/seed-corpus.sh
+#
+# audio_ingest gets small valid files (half a second of the speech clip) of every family
+# and codec, so that one execution takes about a millisecond, not the tens of
+# milliseconds a whole fixture takes; plus the first 4 KiB of every test fixture (the
+# unsupported families, the damaged files, the hostile files), for the probe and the
+# container headers.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 AUDIO=$ROOT/target/fixtures/audio
+HOSTILE=$ROOT/target/fixtures/hostile
+SEEDS=$ROOT/target/fixtures/fuzz-seeds
 bash "$ROOT/tests/fixtures/make-fixtures.sh" "$AUDIO" >/dev/null
+bash "$ROOT/tests/fixtures/make-hostile.sh" "$HOSTILE" >/dev/null
 CORPUS=$HERE/corpus
-mkdir -p "$CORPUS/audio_ingest" "$CORPUS/context_fields" "$CORPUS/multipart_form"
+mkdir -p "$CORPUS/audio_ingest" "$CORPUS/context_fields" "$CORPUS/multipart_form" "$SEEDS"
 
-# Audio: the first 64 KiB of every fixture (ok, bad, unsupported, long, bomb): enough for
-# every container's headers and the first packets; libFuzzer mutates from there.
-for f in "$AUDIO"/*; do
+# Small valid files: 0.5 s from the middle of the clip, every family and codec we decode.
+SEEDS_VERSION=1
+if [ ! -f "$SEEDS/.complete-v$SEEDS_VERSION" ]; then
+    rm -f "$SEEDS"/*
+    SRC=$AUDIO/ok_wav_s16_16k_mono.wav
+    seed() { # NAME [ffmpeg output options...]
+        local name=$1; shift
+        ffmpeg -nostdin -hide_banner -loglevel error -y -ss 2 -t 0.5 -i "$SRC" \
+            -map_metadata -1 "$@" "$SEEDS/$name"
+    }
+    seed wav_s16_8k.wav -ar 8000 -c:a pcm_s16le
+    seed wav_u8_8k.wav -ar 8000 -c:a pcm_u8
+    seed wav_f32_8k_stereo.wav -ar 8000 -ac 2 -c:a pcm_f32le
+    seed wav_s24_11k.wav -ar 11025 -c:a pcm_s24le
+    seed wav_mulaw_8k.wav -ar 8000 -c:a pcm_mulaw
+    seed wav_alaw_8k.wav -ar 8000 -c:a pcm_alaw
+    seed wav_adpcm_ima.wav -ar 16000 -c:a adpcm_ima_wav -block_size 256
+    seed wav_adpcm_ms.wav -ar 16000 -c:a adpcm_ms -block_size 256
+    seed mp3_cbr_32k.mp3 -c:a libmp3lame -b:a 32k -id3v2_version 4 -metadata title=seed
+    seed mp3_vbr_22k_stereo.mp3 -ar 22050 -ac 2 -c:a libmp3lame -q:a 6
+    seed mp3_8k.mp3 -ar 8000 -c:a libmp3lame -b:a 8k
+    seed m4a_aac.m4a -c:a aac -b:a 24k
+    seed m4a_aac_faststart.m4a -c:a aac -b:a 24k -movflags +faststart
+    seed m4a_aac_fragmented.m4a -c:a aac -b:a 24k \
+        -movflags frag_keyframe+empty_moov+default_base_moof
+    seed ogg_vorbis.ogg -c:a libvorbis -q:a 0
+    seed ogg_opus.ogg -c:a libopus -b:a 12k
+    seed ogg_opus_stereo_celt.ogg -ac 2 -ar 48000 -c:a libopus -b:a 32k -application lowdelay
+    seed webm_opus.webm -c:a libopus -b:a 12k -f webm
+    seed webm_opus_live.webm -c:a libopus -b:a 12k -f webm -live 1 -cluster_time_limit 100
+    seed webm_vorbis.webm -c:a libvorbis -q:a 0 -f webm
+    seed mka_opus.mka -c:a libopus -b:a 12k -f matroska
+    seed mka_pcm_s16.mka -ar 8000 -c:a pcm_s16le -f matroska
+    # Chained Ogg: two links with different rates.
+    seed link_a.ogg -ar 16000 -c:a libvorbis -q:a 0
+    seed link_b.ogg -ar 8000 -c:a libvorbis -q:a 0
+    cat "$SEEDS/link_a.ogg" "$SEEDS/link_b.ogg" >"$SEEDS/ogg_vorbis_chained.ogg"
+    rm -f "$SEEDS/link_a.ogg" "$SEEDS/link_b.ogg"
+    touch "$SEEDS/.complete-v$SEEDS_VERSION"
+fi
+for f in "$SEEDS"/*; do
+    cp "$f" "$CORPUS/audio_ingest/seed_$(basename "$f")"
+done
+for f in "$AUDIO"/* "$HOSTILE"/*; do
     [ -f "$f" ] || continue
-    head -c 65536 "$f" >"$CORPUS/audio_ingest/seed_$(basename "$f")"
+    head -c 4096 "$f" >"$CORPUS/audio_ingest/head_$(basename "$f")"
 done
 
 # Context fields: one selector byte (0 messages, 1 languages, 2 dictionary) + the text.

@@ -7,7 +7,9 @@
 //! Each pitfall of AUDIO.md has its counterpart here:
 //!
 //! 1. probe depth / junk: readers are opened directly; MP3 starts after the ID3 tags.
-//! 2. Opus declared at another rate: Opus is always decoded at 48 kHz.
+//! 2. Opus declared at another rate: Opus is always decoded by libopus at 16 kHz, the rate
+//!    we return (libopus band-limits in the MDCT domain; no resampler runs), whatever rate
+//!    the container declares.
 //! 3. chained Ogg: `ResetRequired` from the reader starts the next link (new track, new
 //!    decoder, new resampler if the rate changes).
 //! 4. truncated seekable WebM: if the reader cannot open the file seekably (it follows
@@ -15,8 +17,10 @@
 //!    Likewise a "fast start" MP4 cut inside its `mdat` gets the box size repaired.
 //! 5. RF64 is rejected by the probe; HE-AAC with explicit signalling fails in the decoder
 //!    and is reported as `AudioDecode`.
-//! 6. runaway containers: declared duration checked before decoding, decoded duration
-//!    checked after every packet, a wall-clock deadline checked before every packet.
+//! 6. runaway containers: declared duration checked before decoding, then the duration
+//!    the packets describe ([`super::scan`], a pass that does not decode), decoded
+//!    duration checked after every packet, no more packets than bytes, a wall-clock
+//!    deadline checked before every packet.
 //! 7. `UnexpectedEof` from the reader is the end of the stream.
 //! 8. NaN/Inf samples become 0, everything is clamped to [-1, 1].
 
@@ -38,20 +42,24 @@ use symphonia::core::codecs::registry::CodecRegistry;
 use symphonia::core::errors::Error as SymphoniaError;
 use symphonia::core::formats::{FormatOptions, FormatReader, Track};
 use symphonia::core::io::{MediaSourceStream, MediaSourceStreamOptions, ReadOnlySource};
+use symphonia::core::packet::Packet;
+use symphonia::core::units::Duration as SymDuration;
 use symphonia::default::formats::{IsoMp4Reader, MkvReader, MpaReader, OggReader, WavReader};
 use symphonia_adapter_libopus::OpusDecoder;
 
 use crate::error::Error;
 
 use super::probe::Probed;
-use super::resample::{StreamResampler, sanitize};
+use super::scan::{OPUS_CLOCK_RATE, PACKET_SLACK, max_packets, scan, too_many_packets};
+use super::sink::Sink;
 use super::{AudioFormat, AudioLimits, Pcm16k, TARGET_SAMPLE_RATE};
 
 /// More undecodable packets in a row than this fails the decode (about 2 s of AAC or
 /// Opus): a few bad packets are skipped, a file that is mostly garbage is not transcribed.
 const MAX_CONSECUTIVE_DECODE_ERRORS: u32 = 100;
-/// Opus is always decoded at this rate (AUDIO.md, pitfall 2).
-const OPUS_DECODE_RATE: u32 = 48_000;
+/// Opus is always decoded at this rate (AUDIO.md, pitfall 2): the rate we return, so no
+/// resampler runs, and libopus does less work than at 48 kHz (SILK is not upsampled).
+const OPUS_DECODE_RATE: u32 = TARGET_SAMPLE_RATE;
 
 /// symphonia's enabled codecs plus libopus.
 static CODECS: LazyLock<CodecRegistry> = LazyLock::new(|| {
@@ -61,7 +69,7 @@ static CODECS: LazyLock<CodecRegistry> = LazyLock::new(|| {
     registry
 });
 
-fn symphonia_error(context: impl std::fmt::Display, e: SymphoniaError) -> Error {
+pub(crate) fn symphonia_error(context: impl std::fmt::Display, e: SymphoniaError) -> Error {
     Error::AudioDecode {
         message: format!("{context}: {e}"),
         source: Some(Box::new(e)),
@@ -83,12 +91,15 @@ pub(crate) fn decode(bytes: &[u8], probed: &Probed, limits: &AudioLimits) -> Res
         },
         _ => data,
     };
+    if probed.format == AudioFormat::M4a {
+        check_trun_sample_counts(data)?;
+    }
     let mut reader = open_reader(probed.format, data)?;
-    let mut current = open_track(reader.as_ref(), probed)?;
+    let current = open_track(reader.as_ref(), probed)?;
 
-    let declared = declared_secs(&current.track);
     // WAV headers written by streaming recorders often declare 0xFFFFFFFF bytes of data; the
-    // running check below bounds WAV (whose decoding is cheap) instead.
+    // packet scan below counts what is really there instead.
+    let declared = declared_secs(&current.track);
     if probed.format != AudioFormat::Wav
         && declared.is_some_and(|secs| secs > limits.max_duration_secs)
     {
@@ -96,79 +107,219 @@ pub(crate) fn decode(bytes: &[u8], probed: &Probed, limits: &AudioLimits) -> Res
             limit_secs: limits.max_duration_secs,
         });
     }
+    // What the packets describe, read without decoding: an upload of hours of silence is
+    // refused here, at the cost of demuxing it.
+    let described = scan(data, probed, limits, deadline)?;
 
-    let mut sink = Sink::new(limits.max_duration_secs, declared);
-    let mut consecutive_errors = 0u32;
-    let mut last_error: Option<SymphoniaError> = None;
+    let run = DecodeRun {
+        probed,
+        limits,
+        deadline,
+        max_packets: max_packets(data),
+    };
+    run.decode_packets(
+        reader.as_mut(),
+        current,
+        Sink::new(limits.max_duration_secs, described),
+    )
+}
 
-    loop {
-        if deadline.is_some_and(|d| Instant::now() > d) {
-            return Err(Error::decode(format!(
-                "decoding took too long (limit {:.1} s)",
-                limits.decode_timeout.as_secs_f64()
-            )));
-        }
-        let packet = match reader.next_packet() {
-            Ok(Some(packet)) => packet,
-            Ok(None) => break,
-            // A stream cut short ends here (pitfall 7); what was decoded is kept.
-            Err(SymphoniaError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                break;
-            }
-            // The next link of a chained Ogg stream (pitfall 3).
-            Err(SymphoniaError::ResetRequired) => {
-                match open_track(reader.as_ref(), probed) {
-                    Ok(next) => current = next,
-                    Err(_) if sink.frames() > 0 => break,
-                    Err(e) => return Err(e),
-                }
-                continue;
-            }
-            Err(e) => return Err(symphonia_error("the container is corrupt", e)),
-        };
-        if packet.track_id != current.track.id {
-            continue;
-        }
-        match current.decoder.decode(&packet) {
-            Ok(buffer) => {
-                consecutive_errors = 0;
-                sink.push(&buffer)?;
-            }
-            // symphonia's AAC decoder reports damaged data as `Unsupported` too: skip such
-            // packets like the others; a stream that is really unsupported fails on the cap.
-            Err(
-                e @ (SymphoniaError::DecodeError(_)
-                | SymphoniaError::IoError(_)
-                | SymphoniaError::Unsupported(_)),
-            ) => {
-                consecutive_errors += 1;
-                last_error = Some(e);
-            }
-            Err(SymphoniaError::ResetRequired) => {
-                consecutive_errors += 1;
-                current.decoder.reset();
-            }
-            Err(e) => return Err(symphonia_error("the audio stream is unusable", e)),
-        }
-        if consecutive_errors > MAX_CONSECUTIVE_DECODE_ERRORS {
-            let message = format!(
-                "more than {MAX_CONSECUTIVE_DECODE_ERRORS} consecutive packets could not be decoded"
-            );
-            return Err(match last_error {
-                Some(e) => symphonia_error(message, e),
-                None => Error::decode(message),
-            });
-        }
+/// Fails once `deadline` has passed.
+pub(crate) fn check_deadline(deadline: Option<Instant>, limits: &AudioLimits) -> Result<(), Error> {
+    if deadline.is_some_and(|d| Instant::now() > d) {
+        return Err(Error::decode(format!(
+            "decoding took too long (limit {:.1} s)",
+            limits.decode_timeout.as_secs_f64()
+        )));
     }
+    Ok(())
+}
 
-    if sink.frames() == 0 {
-        let message = format!("no audio could be decoded from the {} file", probed.format);
-        return Err(match last_error {
+/// The bounds of one decode.
+struct DecodeRun<'a> {
+    probed: &'a Probed,
+    limits: &'a AudioLimits,
+    deadline: Option<Instant>,
+    max_packets: usize,
+}
+
+/// Consecutive undecodable packets, and the last error among them.
+#[derive(Default)]
+struct ErrorRun {
+    consecutive: u32,
+    last: Option<SymphoniaError>,
+}
+
+impl ErrorRun {
+    /// An error built from `message` and the last decoder error, if any.
+    fn error(self, message: String) -> Error {
+        match self.last {
             Some(e) => symphonia_error(message, e),
             None => Error::decode(message),
-        });
+        }
     }
-    sink.finish(probed.format)
+}
+
+impl DecodeRun<'_> {
+    fn decode_packets(
+        &self,
+        reader: &mut dyn FormatReader,
+        mut current: OpenTrack,
+        mut sink: Sink,
+    ) -> Result<Pcm16k, Error> {
+        let mut errors = ErrorRun::default();
+        let mut packets = 0usize;
+        loop {
+            check_deadline(self.deadline, self.limits)?;
+            let mut packet = match reader.next_packet() {
+                Ok(Some(packet)) => packet,
+                Ok(None) => break,
+                // A stream cut short ends here (pitfall 7); what was decoded is kept.
+                Err(SymphoniaError::IoError(e))
+                    if e.kind() == std::io::ErrorKind::UnexpectedEof =>
+                {
+                    break;
+                }
+                // The next link of a chained Ogg stream (pitfall 3).
+                Err(SymphoniaError::ResetRequired) => {
+                    match open_track(reader, self.probed) {
+                        Ok(next) => current = next,
+                        Err(_) if sink.frames() > 0 => break,
+                        Err(e) => return Err(e),
+                    }
+                    continue;
+                }
+                Err(e) => return Err(symphonia_error("the container is corrupt", e)),
+            };
+            packets += 1;
+            if packets > self.max_packets {
+                return Err(too_many_packets(self.max_packets - PACKET_SLACK));
+            }
+            if packet.track_id != current.track.id {
+                continue;
+            }
+            if current.opus {
+                // Trims count 48 kHz samples; the decoder's buffers are at 16 kHz.
+                let scale = u64::from(OPUS_CLOCK_RATE / OPUS_DECODE_RATE);
+                packet.trim_start = SymDuration::new(packet.trim_start.get() / scale);
+                packet.trim_end = SymDuration::new(packet.trim_end.get() / scale);
+            }
+            decode_one(&mut current, &packet, &mut sink, &mut errors)?;
+            if errors.consecutive > MAX_CONSECUTIVE_DECODE_ERRORS {
+                return Err(errors.error(format!(
+                    "more than {MAX_CONSECUTIVE_DECODE_ERRORS} consecutive packets could not be decoded"
+                )));
+            }
+        }
+        if sink.frames() == 0 {
+            let message = format!(
+                "no audio could be decoded from the {} file",
+                self.probed.format
+            );
+            return Err(errors.error(message));
+        }
+        sink.finish(self.probed.format)
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Packets handed to a decoder on this thread: tests check that a refusal came before.
+    pub(crate) static DECODED_PACKETS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Decodes one packet into `sink`; undecodable packets are counted in `errors`.
+fn decode_one(
+    current: &mut OpenTrack,
+    packet: &Packet,
+    sink: &mut Sink,
+    errors: &mut ErrorRun,
+) -> Result<(), Error> {
+    #[cfg(test)]
+    DECODED_PACKETS.with(|n| n.set(n.get() + 1));
+    match current.decoder.decode(packet) {
+        Ok(buffer) => {
+            errors.consecutive = 0;
+            sink.push(&buffer)
+        }
+        // symphonia's AAC decoder reports damaged data as `Unsupported` too: skip such
+        // packets like the others; a stream that is really unsupported fails on the cap.
+        Err(
+            e @ (SymphoniaError::DecodeError(_)
+            | SymphoniaError::IoError(_)
+            | SymphoniaError::Unsupported(_)),
+        ) => {
+            errors.consecutive += 1;
+            errors.last = Some(e);
+            Ok(())
+        }
+        Err(SymphoniaError::ResetRequired) => {
+            errors.consecutive += 1;
+            current.decoder.reset();
+            Ok(())
+        }
+        Err(e) => Err(symphonia_error("the audio stream is unusable", e)),
+    }
+}
+
+/// The boxes of `data[start..end]`: `(type, payload start, end)`; stops at the first box
+/// that does not fit. Each box is at least 8 bytes, so the walk is bounded by the bytes.
+fn mp4_boxes(data: &[u8], start: usize, end: usize) -> Vec<([u8; 4], usize, usize)> {
+    let mut boxes = Vec::new();
+    let mut pos = start;
+    while let Some(header) = data.get(pos..pos + 8).filter(|_| pos + 8 <= end) {
+        let size32 = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
+        let kind = [header[4], header[5], header[6], header[7]];
+        let (size, header_len) = match size32 {
+            0 => (end - pos, 8),
+            1 => match data.get(pos + 8..pos + 16) {
+                Some(large) => {
+                    let mut raw = [0u8; 8];
+                    raw.copy_from_slice(large);
+                    (
+                        usize::try_from(u64::from_be_bytes(raw)).unwrap_or(usize::MAX),
+                        16,
+                    )
+                }
+                None => break,
+            },
+            n => (usize::try_from(n).unwrap_or(usize::MAX), 8),
+        };
+        if size < header_len {
+            break;
+        }
+        let box_end = pos.saturating_add(size).min(end);
+        boxes.push((kind, pos + header_len, box_end));
+        pos = box_end;
+    }
+    boxes
+}
+
+/// A fragmented MP4's `trun` box whose sample count no file of this size can hold is
+/// refused before symphonia counts through it (with no per-sample fields, symphonia's reader
+/// loops over the count: 2^32 - 1 samples is seconds of CPU for 4 bytes; AUDIO.md pitfall 6).
+fn check_trun_sample_counts(data: &[u8]) -> Result<(), Error> {
+    for (_, moof, moof_end) in mp4_boxes(data, 0, data.len())
+        .into_iter()
+        .filter(|(kind, ..)| kind == b"moof")
+    {
+        for (_, traf, traf_end) in mp4_boxes(data, moof, moof_end)
+            .into_iter()
+            .filter(|(kind, ..)| kind == b"traf")
+        {
+            for (kind, payload, _) in mp4_boxes(data, traf, traf_end) {
+                let count = data
+                    .get(payload + 4..payload + 8)
+                    .filter(|_| &kind == b"trun");
+                let Some(raw) = count else { continue };
+                let samples = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
+                if usize::try_from(samples).unwrap_or(usize::MAX) > max_packets(data) {
+                    return Err(too_many_packets(data.len()));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A copy of an MP4 file cut inside its final `mdat` box, with the box size shortened to
@@ -217,7 +368,7 @@ fn repair_truncated_mdat(data: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Opens the symphonia reader of `format` on `data`.
-fn open_reader<'a>(
+pub(crate) fn open_reader<'a>(
     format: AudioFormat,
     data: &'a [u8],
 ) -> Result<Box<dyn FormatReader + 'a>, Error> {
@@ -261,6 +412,13 @@ fn open_reader<'a>(
 struct OpenTrack {
     track: Track,
     decoder: Box<dyn AudioDecoder>,
+    /// Opus: the packets' trims are in 48 kHz samples, the decoder runs at 16 kHz.
+    opus: bool,
+}
+
+/// Whether `track` carries Opus.
+pub(crate) fn codec_is_opus(track: &Track) -> bool {
+    audio_params(track).is_some_and(|p| p.codec == CODEC_ID_OPUS)
 }
 
 fn audio_params(track: &Track) -> Option<&AudioCodecParameters> {
@@ -315,8 +473,11 @@ fn codec_name(codec: AudioCodecId) -> String {
         .unwrap_or_else(|| format!("codec {codec}"))
 }
 
-/// Picks the first audio track we can decode and opens its decoder.
-fn open_track(reader: &dyn FormatReader, probed: &Probed) -> Result<OpenTrack, Error> {
+/// The first audio track we can decode, and its codec parameters.
+pub(crate) fn select_track<'r>(
+    reader: &'r dyn FormatReader,
+    probed: &Probed,
+) -> Result<(&'r Track, &'r AudioCodecParameters), Error> {
     let audio: Vec<(&Track, &AudioCodecParameters)> = reader
         .tracks()
         .iter()
@@ -332,7 +493,7 @@ fn open_track(reader: &dyn FormatReader, probed: &Probed) -> Result<OpenTrack, E
     let chosen = audio
         .iter()
         .find(|(_, p)| allowed(p.codec) && CODECS.get_audio_decoder(p.codec).is_some());
-    let Some(&(track, params)) = chosen else {
+    let Some(&chosen) = chosen else {
         let name = codec_name(first_params.codec);
         return Err(if probed.matroska && !is_webm_codec(first_params.codec) {
             Error::UnsupportedAudioType {
@@ -345,8 +506,15 @@ fn open_track(reader: &dyn FormatReader, probed: &Probed) -> Result<OpenTrack, E
             ))
         });
     };
+    Ok(chosen)
+}
+
+/// Picks the first audio track we can decode and opens its decoder.
+fn open_track(reader: &dyn FormatReader, probed: &Probed) -> Result<OpenTrack, Error> {
+    let (track, params) = select_track(reader, probed)?;
     let mut params = params.clone();
-    if params.codec == CODEC_ID_OPUS {
+    let opus = params.codec == CODEC_ID_OPUS;
+    if opus {
         // Whatever the container declares (pitfall 2).
         params.sample_rate = Some(OPUS_DECODE_RATE);
     }
@@ -364,6 +532,7 @@ fn open_track(reader: &dyn FormatReader, probed: &Probed) -> Result<OpenTrack, E
     Ok(OpenTrack {
         track: track.clone(),
         decoder,
+        opus,
     })
 }
 
@@ -380,117 +549,11 @@ fn declared_secs(track: &Track) -> Option<f64> {
     let frames = track.num_frames?;
     let params = audio_params(track)?;
     let rate = if params.codec == CODEC_ID_OPUS {
-        OPUS_DECODE_RATE
+        OPUS_CLOCK_RATE
     } else {
         params.sample_rate.filter(|&r| r > 0)?
     };
     Some(frames as f64 / f64::from(rate))
-}
-
-/// Receives decoded buffers: downmix, sanitise, resample, enforce the duration limit.
-struct Sink {
-    max_secs: f64,
-    out: Vec<f32>,
-    resampler: Option<StreamResampler>,
-    /// Seconds of audio in resamplers already finished (earlier links of a chained Ogg).
-    finished_secs: f64,
-    frames: u64,
-    first_spec: Option<(u32, u16)>,
-    interleaved: Vec<f32>,
-    mono: Vec<f32>,
-}
-
-impl Sink {
-    fn new(max_secs: f64, declared_secs: Option<f64>) -> Self {
-        // Reserve for the declared duration, within the limit and at most 10 minutes (a
-        // hostile header must not reserve much); grow otherwise.
-        let reserve_secs = declared_secs
-            .unwrap_or(0.0)
-            .clamp(0.0, max_secs.clamp(0.0, 600.0))
-            + 1.0;
-        let reserve = (reserve_secs * f64::from(TARGET_SAMPLE_RATE)) as usize;
-        Sink {
-            max_secs,
-            out: Vec::with_capacity(reserve),
-            resampler: None,
-            finished_secs: 0.0,
-            frames: 0,
-            first_spec: None,
-            interleaved: Vec::new(),
-            mono: Vec::new(),
-        }
-    }
-
-    /// Decoded frames so far (at the source rates).
-    fn frames(&self) -> u64 {
-        self.frames
-    }
-
-    fn push(
-        &mut self,
-        buffer: &symphonia::core::audio::GenericAudioBufferRef<'_>,
-    ) -> Result<(), Error> {
-        let n_frames = buffer.frames();
-        if n_frames == 0 {
-            return Ok(());
-        }
-        let rate = buffer.spec().rate();
-        let channels = buffer.spec().channels().count().max(1);
-        self.first_spec
-            .get_or_insert((rate, u16::try_from(channels).unwrap_or(u16::MAX)));
-
-        buffer.copy_to_vec_interleaved::<f32>(&mut self.interleaved);
-        self.mono.clear();
-        if channels == 1 {
-            self.mono
-                .extend(self.interleaved.iter().copied().map(sanitize));
-        } else {
-            let scale = 1.0 / channels as f32;
-            self.mono.extend(
-                self.interleaved
-                    .chunks_exact(channels)
-                    .map(|frame| frame.iter().copied().map(sanitize).sum::<f32>() * scale),
-            );
-        }
-
-        // A new rate (next link of a chained Ogg, a rate change mid-stream): finish the
-        // current resampler and start another.
-        let resampler = match self.resampler.take() {
-            Some(r) if r.rate() == rate => r,
-            previous => {
-                if let Some(previous) = previous {
-                    self.finished_secs += previous.frames_in() as f64 / f64::from(previous.rate());
-                    previous.finish(&mut self.out)?;
-                }
-                StreamResampler::new(rate)?
-            }
-        };
-        let resampler = self.resampler.insert(resampler);
-        resampler.push(&self.mono, &mut self.out)?;
-        self.frames += self.mono.len() as u64;
-
-        let decoded_secs =
-            self.finished_secs + resampler.frames_in() as f64 / f64::from(resampler.rate());
-        if decoded_secs > self.max_secs {
-            return Err(Error::AudioTooLong {
-                limit_secs: self.max_secs,
-            });
-        }
-        Ok(())
-    }
-
-    fn finish(mut self, format: AudioFormat) -> Result<Pcm16k, Error> {
-        if let Some(resampler) = self.resampler.take() {
-            resampler.finish(&mut self.out)?;
-        }
-        let (source_sample_rate, source_channels) = self.first_spec.unwrap_or_default();
-        Ok(Pcm16k {
-            samples: self.out,
-            source_format: format,
-            source_sample_rate,
-            source_channels,
-        })
-    }
 }
 
 #[cfg(test)]
@@ -561,7 +624,7 @@ mod tests {
     }
 
     #[test]
-    fn decoded_duration_is_capped_while_decoding() {
+    fn decoded_duration_is_capped() {
         let wav = float_wav(16_000, 1, &vec![0.1; 16_000 * 3]);
         let limits = AudioLimits {
             max_duration_secs: 2.0,
@@ -574,6 +637,25 @@ mod tests {
             ..AudioLimits::default()
         };
         assert!(decode_bytes(&wav, &limits).is_ok());
+    }
+
+    #[test]
+    fn wav_over_the_limit_is_refused_before_decoding() {
+        // A WAV header may declare anything (0xFFFFFFFF when streamed); the packet scan
+        // counts the data that is there.
+        let wav = float_wav(16_000, 1, &vec![0.1; 16_000 * 3]);
+        let limits = |secs| AudioLimits {
+            max_duration_secs: secs,
+            ..AudioLimits::default()
+        };
+        DECODED_PACKETS.with(|n| n.set(0));
+        let err = decode_bytes(&wav, &limits(2.0)).expect_err("too long");
+        assert_eq!(err.code(), "audio_too_long");
+        assert_eq!(DECODED_PACKETS.with(std::cell::Cell::get), 0);
+        // Exactly at the limit: accepted, every packet decoded.
+        let pcm = decode_bytes(&wav, &limits(3.0)).expect("at the limit");
+        assert_eq!(pcm.samples.len(), 48_000);
+        assert!(DECODED_PACKETS.with(std::cell::Cell::get) > 0);
     }
 
     #[test]

@@ -10,12 +10,17 @@
 //!   Content-Type is never consulted. Supported: wav, webm (and Matroska holding a WebM
 //!   codec), mp3, m4a and ogg (Opus or Vorbis).
 //! * Opus is decoded by libopus (statically linked through `symphonia-adapter-libopus`),
-//!   always at 48 kHz whatever rate the container declares.
+//!   always at 16 kHz whatever rate the container declares: libopus band-limits in the
+//!   MDCT domain, no resampler runs, and SILK is not upsampled to 48 kHz first.
 //! * Bounds: the upload size is checked first ([`Error::FileTooLarge`]), then the duration
-//!   the container declares, then the decoded duration as it grows ([`Error::AudioTooLong`]);
-//!   a wall-clock deadline and a cap on consecutive undecodable packets stop hostile files
-//!   ([`Error::AudioDecode`]). Decoding runs under `catch_unwind`: a panic in a decoder
-//!   becomes [`Error::AudioDecode`].
+//!   the container declares, then the duration its packets describe, read in a pass that
+//!   does not decode (Opus packet TOCs, Ogg granules and Vorbis block sizes, Matroska block
+//!   timestamps and durations, MP4 sample tables, MP3 frames, WAV data), then the decoded
+//!   duration as it grows ([`Error::AudioTooLong`]). So an upload is refused for its length
+//!   at the cost of demuxing it, never of decoding an hour of it. A wall-clock deadline, a
+//!   cap of one packet per input byte and a cap on consecutive undecodable packets stop
+//!   hostile files ([`Error::AudioDecode`]). Decoding runs under `catch_unwind`: a panic in
+//!   a decoder becomes [`Error::AudioDecode`].
 //!
 //! Error mapping, by input:
 //!
@@ -28,7 +33,8 @@
 //! | a supported family cut after some audio (including a "fast start" MP4) | `Ok` with the audio before the cut |
 //! | damage in the middle that the codec or container skips (PCM noise, MP3 resync, Ogg pages failing their CRC, a few bad AAC/Opus packets) | `Ok` (possibly shorter) |
 //! | damage that breaks the container structure, or more than 100 bad packets in a row | `audio_decode_failed` |
-//! | declared (not for WAV) or decoded duration over [`AudioLimits::max_duration_secs`] | `audio_too_long` |
+//! | declared (not for WAV), described by the packets, or decoded duration over [`AudioLimits::max_duration_secs`] | `audio_too_long` (before decoding, except for the decoded duration) |
+//! | more packets than input bytes (an MP4 `trun` claiming 2^32 empty samples, ...) | `audio_decode_failed` |
 //! | decoding longer than [`AudioLimits::decode_timeout`] | `audio_decode_failed` ("decoding took too long") |
 //! | a panic inside a decoder | `audio_decode_failed` |
 //!
@@ -39,6 +45,8 @@
 mod decode;
 mod probe;
 mod resample;
+mod scan;
+mod sink;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
@@ -114,8 +122,8 @@ pub struct Pcm16k {
     pub samples: Vec<f32>,
     /// The container family the audio came from.
     pub source_format: AudioFormat,
-    /// Sample rate of the decoded stream before resampling (48 000 for Opus, which is
-    /// always decoded at 48 kHz). For chained Ogg files, the rate of the first link.
+    /// Sample rate of the decoded stream before resampling (16 000 for Opus, which is
+    /// always decoded at 16 kHz). For chained Ogg files, the rate of the first link.
     pub source_sample_rate: u32,
     /// Channel count of the decoded stream before downmixing (of the first link for chained
     /// Ogg files).
@@ -150,14 +158,14 @@ pub fn detect_format(bytes: &[u8]) -> Result<AudioFormat, Error> {
 /// Decodes an upload to 16 kHz mono f32.
 ///
 /// Steps: size check, family from the leading bytes, demux and decode with symphonia (Opus
-/// with libopus at 48 kHz), downmix by averaging the channels, replace NaN/Inf by 0 and
+/// with libopus at 16 kHz), downmix by averaging the channels, replace NaN/Inf by 0 and
 /// clamp to [-1, 1], resample to 16 kHz with rubato's FFT resampler (skipped at 16 kHz).
 ///
 /// * A stream cut short (`UnexpectedEof` from the demuxer) keeps what was decoded before
 ///   the cut; if nothing was, the result is [`Error::AudioDecode`].
 /// * Chained Ogg streams are decoded link after link (each link may change the rate or
 ///   the channel count).
-/// * A few undecodable packets are skipped; more than 64 in a row, or nothing decodable at
+/// * A few undecodable packets are skipped; more than 100 in a row, or nothing decodable at
 ///   all, is [`Error::AudioDecode`].
 ///
 /// # Errors
@@ -166,9 +174,9 @@ pub fn detect_format(bytes: &[u8]) -> Result<AudioFormat, Error> {
 ///   before anything else).
 /// * [`Error::UnsupportedAudioType`] as for [`detect_format`], and for a Matroska file whose
 ///   audio codec is not Opus, Vorbis or PCM.
-/// * [`Error::AudioTooLong`] if the duration the container declares, or the audio decoded
-///   so far, exceeds `limits.max_duration_secs` (decoding stops there: memory stays
-///   bounded).
+/// * [`Error::AudioTooLong`] if the duration the container declares, the duration its
+///   packets describe (both checked before decoding), or the audio decoded so far, exceeds
+///   `limits.max_duration_secs` (decoding stops there: memory stays bounded).
 /// * [`Error::AudioDecode`] for everything else: truncated in the header, corrupt, no audio
 ///   track, an unsupported codec inside a supported container (e.g. FLAC in MP4), HE-AAC
 ///   with explicit signalling, a deadline overrun ("decoding took too long"), or a panic
