@@ -8,11 +8,12 @@
 //! Run with `--nocapture` to see the decode timings and the similarity of every decoded
 //! format to the WAV reference.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use common::{audio_fixtures_dir as fixtures, hostile_fixtures_dir as hostile};
 use ctxscribe::Error;
 use ctxscribe::audio::{self, AudioFormat, AudioLimits, Pcm16k, TARGET_SAMPLE_RATE};
 
@@ -23,25 +24,6 @@ const ERROR_CODES: [&str; 4] = [
     "audio_too_long",
     "file_too_large",
 ];
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The fixture directory, generated on first use.
-fn fixtures() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = repo_root().join("target/fixtures/audio");
-        let status = Command::new("bash")
-            .arg(repo_root().join("tests/fixtures/make-fixtures.sh"))
-            .arg(&dir)
-            .status()
-            .expect("run tests/fixtures/make-fixtures.sh (needs bash, ffmpeg, openssl)");
-        assert!(status.success(), "make-fixtures.sh failed: {status}");
-        dir
-    })
-}
 
 fn read(name: &str) -> Vec<u8> {
     let path = fixtures().join(name);
@@ -656,21 +638,6 @@ fn resample_to_16k_matches_the_decoder() {
         .map(|(a, b)| (a - b).abs())
         .fold(0.0f32, f32::max);
     assert!(max_diff < 1e-5, "{max_diff}");
-}
-
-/// The hostile fixtures (`tests/fixtures/make-hostile.sh`), generated on first use.
-fn hostile() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = repo_root().join("target/fixtures/hostile");
-        let status = Command::new("bash")
-            .arg(repo_root().join("tests/fixtures/make-hostile.sh"))
-            .arg(&dir)
-            .status()
-            .expect("run tests/fixtures/make-hostile.sh (needs bash, ffmpeg, python3)");
-        assert!(status.success(), "make-hostile.sh failed: {status}");
-        dir
-    })
 }
 
 /// Files of hours of silence in every container: refused for their length (before

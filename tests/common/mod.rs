@@ -158,16 +158,26 @@ pub fn wer(reference: &str, hypothesis: &str) -> f64 {
     edit_distance(&r, &h) as f64 / r.len().max(1) as f64
 }
 
-/// A file of `target/fixtures/audio`, generated on first use by
-/// `tests/fixtures/make-fixtures.sh` (idempotent; needs bash, ffmpeg and openssl).
-pub fn audio_fixture(name: &str) -> PathBuf {
+/// `target/fixtures/audio`, generated on first use by `tests/fixtures/make-fixtures.sh`
+/// (idempotent; needs bash, ffmpeg and openssl).
+pub fn audio_fixtures_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    // tests/fixtures/make-fixtures.sh needs bash, ffmpeg and openssl.
-    let dir = DIR
-        .get_or_init(|| generated_dir("tests/fixtures/make-fixtures.sh", "target/fixtures/audio"));
-    let path = dir.join(name);
+    DIR.get_or_init(|| generated_dir("tests/fixtures/make-fixtures.sh", "target/fixtures/audio"))
+}
+
+/// A file of [`audio_fixtures_dir`].
+pub fn audio_fixture(name: &str) -> PathBuf {
+    let path = audio_fixtures_dir().join(name);
     assert!(path.is_file(), "no fixture {}", path.display());
     path
+}
+
+/// `target/fixtures/hostile`: hours of silence in every container and other hostile
+/// uploads, generated on first use by `tests/fixtures/make-hostile.sh` (needs bash,
+/// ffmpeg and python3).
+pub fn hostile_fixtures_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| generated_dir("tests/fixtures/make-hostile.sh", "target/fixtures/hostile"))
 }
 
 /// A synthetic-voice clip of `target/fixtures/voices` (tests/fixtures/make-voices.sh,
