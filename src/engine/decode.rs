@@ -364,17 +364,9 @@ fn sample_or_pick(
         if let Some(bias) = bias {
             bias.apply(generated, vocabulary.bpe(), &mut row, &mut scratch);
         }
-        let choice = if temperature == 0.0 {
-            logits::argmax(&row)
-        } else {
-            logits::sample(&row, temperature, &mut rng)
-        };
-        let Some(token) = choice.and_then(|c| i32::try_from(c).ok()) else {
+        let Some((token, logprob)) = pick(&row, temperature, &mut rng) else {
             break;
         };
-        let logprob = row
-            .get(usize::try_from(token).unwrap_or(0))
-            .map_or(f32::NEG_INFINITY, |l| l - logits::log_sum_exp(&row));
         if let Some(bias) = bias
             && unbiased_choice.is_some_and(|u| i32::try_from(u).ok() != Some(token))
         {
@@ -386,21 +378,17 @@ fn sample_or_pick(
             logprobs.push(logprob);
             break;
         }
-        if request.stop_at_repeat && token != vocabulary.special.eot {
-            sequence.push(token);
-            logprobs.push(logprob);
-            if let Some(cut) = repeat_start(vocabulary, &sequence[prefix.len()..]) {
-                sequence.truncate(prefix.len() + cut);
-                logprobs.truncate(cut);
-                break;
-            }
-            sequence.pop();
-            logprobs.pop();
-        }
         let at_end = token == vocabulary.special.eot;
         if !at_end {
             sequence.push(token);
             logprobs.push(logprob);
+            if request.stop_at_repeat
+                && let Some(cut) = repeat_start(vocabulary, &sequence[prefix.len()..])
+            {
+                sequence.truncate(prefix.len() + cut);
+                logprobs.truncate(cut);
+                break;
+            }
         }
         if let Some(bias) = request.bias
             && let Some(position) =
@@ -425,6 +413,20 @@ fn sample_or_pick(
         end_logprob,
         over_budget,
     })
+}
+
+/// The token of `row` chosen at `temperature` (the most likely at 0, else sampled) and
+/// its log-probability.
+fn pick(row: &[f32], temperature: f32, rng: &mut SplitMix64) -> Option<(i32, f32)> {
+    let choice = if temperature == 0.0 {
+        logits::argmax(row)
+    } else {
+        logits::sample(row, temperature, rng)
+    }?;
+    let logprob = row
+        .get(choice)
+        .map_or(f32::NEG_INFINITY, |l| l - logits::log_sum_exp(row));
+    Some((i32::try_from(choice).ok()?, logprob))
 }
 
 /// The decode an attempt's search gives: a runaway last segment dropped, and the
