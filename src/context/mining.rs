@@ -171,10 +171,14 @@ fn classify(chunk: &str) -> Option<(String, TermKind)> {
         return None; // URLs and e-mail addresses are not dictated as written.
     }
     // Sentence punctuation and quotes around the chunk are not part of a term; a leading
-    // dot is (".env").
+    // dot is (".env"), and so are the dashes of a command-line option ("--schema-only").
     let text = chunk
-        .trim_start_matches(['\'', '\u{2019}', '-', '/', '#'])
+        .trim_start_matches(['\'', '\u{2019}', '/', '#'])
         .trim_end_matches(['.', '\'', '\u{2019}', '-', '/', '#', '\\']);
+    if let Some(option) = command_line_option(text) {
+        return Some((option.to_owned(), TermKind::Identifier));
+    }
+    let text = text.trim_start_matches('-');
     let text = strip_possessive(text);
     let letters = text.chars().filter(|c| c.is_alphabetic()).count();
     if letters < 2 || text.chars().count() > 100 {
@@ -211,8 +215,16 @@ fn classify(chunk: &str) -> Option<(String, TermKind)> {
         let looks_numeric = alphabetic_parts
             .iter()
             .all(|p| p.chars().all(|c| c.is_ascii_digit()) || p.len() == 1);
-        return (!all_parts_common && !looks_numeric)
-            .then(|| (text.to_owned(), TermKind::Identifier));
+        // kebab-case of common words ("checkout-service"): Whisper spells the words but
+        // not the joining; ranked last, as a phrase, so that it never crowds out terms
+        // Whisper cannot spell. Ordinary hyphenated words ("well-known") join them, which
+        // costs nothing: they are only written where their words are said.
+        let kind = if all_parts_common {
+            TermKind::Phrase
+        } else {
+            TermKind::Identifier
+        };
+        return (!looks_numeric).then(|| (text.to_owned(), kind));
     }
     let has_digit = text.chars().any(|c| c.is_ascii_digit());
     let upper = text.chars().filter(|c| c.is_uppercase()).count();
@@ -240,6 +252,16 @@ fn classify(chunk: &str) -> Option<(String, TermKind)> {
     } else {
         None
     }
+}
+
+/// A command-line option as written: `--` or `-` then a letter, then letters, digits and
+/// dashes (`--schema-only`, `-rf`; not a dash used as punctuation, nor `--` alone).
+fn command_line_option(text: &str) -> Option<&str> {
+    let name = text.strip_prefix("--").or_else(|| text.strip_prefix('-'))?;
+    let starts_with_letter = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+    let letters = name.chars().filter(char::is_ascii_alphabetic).count();
+    let valid = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    (starts_with_letter && letters >= 2 && valid && !name.ends_with('-')).then_some(text)
 }
 
 /// `Priyanka's` -> `Priyanka`.
@@ -345,7 +367,28 @@ mod tests {
             );
         }
         assert!(!terms.contains(&"and/or".to_owned()));
-        assert!(mined("a well-known fact").is_empty());
+        assert!(mined("a well-known fact").iter().all(|t| t == "well-known"));
+    }
+
+    #[test]
+    fn kebab_case_of_common_words_and_options_are_mined_after_identifiers() {
+        let terms = mined("Services: checkout-service, cart-api. Run pg_dump --schema-only -rf.");
+        assert_eq!(
+            terms,
+            [
+                "cart-api",
+                "pg_dump",
+                "--schema-only",
+                "-rf",
+                "checkout-service"
+            ]
+        );
+        // A dash as punctuation, or alone, is no option.
+        assert!(
+            mined("well - then -- fine -3").is_empty(),
+            "{:?}",
+            mined("well - then -- fine -3")
+        );
         let long_extensions = mined("Edit schema.prisma, App.svelte and build.gradle.");
         for expected in ["schema.prisma", "App.svelte", "build.gradle"] {
             assert!(

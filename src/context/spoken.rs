@@ -23,6 +23,10 @@ pub enum Piece {
     Symbol(char),
 }
 
+/// The kind of optional symbol the leading dashes of a command-line option are (a
+/// character no term contains: only a key for "said or not").
+const LEADING_DASHES: char = '\u{0}';
+
 /// At most this many spoken forms per term.
 pub const MAX_SPOKEN_FORMS: usize = 12;
 
@@ -217,6 +221,15 @@ pub fn spoken_forms(term: &str) -> Vec<SpokenForm> {
             if !alternatives.is_empty() {
                 spoken.push(alternatives);
                 optional.push(match piece {
+                    // The dashes that open a command-line option ("--schema-only") are
+                    // said or left out on their own, apart from the dashes inside it
+                    // ("dash dash schema only").
+                    Piece::Symbol('-')
+                        if is_optional
+                            && pieces[..index].iter().all(|p| *p == Piece::Symbol('-')) =>
+                    {
+                        Some(LEADING_DASHES)
+                    }
                     Piece::Symbol(symbol) if is_optional => Some(*symbol),
                     _ => None,
                 });
@@ -509,6 +522,30 @@ mod tests {
                 "parse underscore config underscore file",
                 "parse config file"
             ]
+        );
+    }
+
+    #[test]
+    fn an_option_s_leading_dashes_are_said_or_not_apart_from_its_inner_dashes() {
+        let forms = texts("--schema-only");
+        for expected in [
+            "dash dash schema dash only",
+            "schema only",
+            "dash dash schema only",
+            "schema dash only",
+        ] {
+            assert!(
+                forms.contains(&expected.to_owned()),
+                "{expected} in {forms:?}"
+            );
+        }
+        // Dashes inside a name are one kind: said everywhere or nowhere.
+        let forms = texts("cart-api-v-two");
+        assert!(
+            !forms
+                .iter()
+                .any(|f| f.contains("dash") && f.matches("dash").count() < 3),
+            "{forms:?}"
         );
     }
 
