@@ -102,6 +102,13 @@ impl Corrector {
         if written(second) <= written(merged) {
             return merged.to_owned();
         }
+        let drops_a_term = self
+            .terms
+            .iter()
+            .any(|term| contains_word(merged, &term.text) && !contains_word(second, &term.text));
+        if drops_a_term {
+            return merged.to_owned(); // terms are added, never swapped (see the merge)
+        }
         let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).count();
         let (low, high) = SECOND_PASS_LETTERS_RATIO;
         let (ours, theirs) = (letters(merged), letters(second));
@@ -187,7 +194,15 @@ impl Corrector {
             } else {
                 BLOCK_THRESHOLD
             };
+            // A term the first transcript writes stays: the second may add terms, not
+            // swap one for another ("src/components/NavBar.tsx" for "src/pages/index.tsx",
+            // ssh-keygen for ssh-agent: siblings sound alike, the first was matched).
+            let ours_text = &first[ours_first.core_start..ours_last.core_end];
+            let swaps_a_term = self.terms.iter().any(|term| {
+                contains_word(ours_text, &term.text) && !contains_word(theirs_text, &term.text)
+            });
             if only_terms_and_common_words
+                && !swaps_a_term
                 && sound_alike(
                     &joined_key(ours_block),
                     &joined_key(theirs_block),
@@ -218,6 +233,9 @@ impl Corrector {
             .filter(|candidate| terms.contains(&candidate.term))
             .filter_map(|mut candidate| {
                 let span = &tokens[candidate.start..candidate.end];
+                if span.iter().any(|token| self.writes_a_term(token.core)) {
+                    return None; // a written term stays (see `second_pass_splices`)
+                }
                 let threshold = if span.iter().all(|token| token.common) {
                     COMMON_WORDS_MERGE_THRESHOLD
                 } else {
@@ -246,6 +264,13 @@ impl Corrector {
             });
         }
         splices
+    }
+
+    /// True when `text` writes one of the terms.
+    fn writes_a_term(&self, text: &str) -> bool {
+        self.terms
+            .iter()
+            .any(|term| contains_word(text, &term.text))
     }
 
     /// The smallest weighted distance from `key` to a spoken form of term `term`,
@@ -465,5 +490,27 @@ mod tests {
             first
         );
         assert_eq!(merge(&["Kubernetes"], "", "Kubernetes."), "");
+    }
+
+    #[test]
+    fn a_term_the_first_transcript_writes_is_not_swapped_for_a_sibling() {
+        let terms = ["src/components/NavBar.tsx", "src/pages/index.tsx"];
+        let first = "Open src/components/NavBar.tsx and fix the import.";
+        let second = "src/pages/index.tsx and fix the import.";
+        assert_eq!(merge(&terms, first, second), first);
+        assert_eq!(prefer(&terms, first, second), first);
+        let terms = ["ssh-keygen", "ssh-agent", "ed25519"];
+        let first = "Generate a new key with ssh-keygen dash T E D two five five one nine.";
+        let second = "Generate a new key with ssh-agent -t ed25519.";
+        let merged = merge(&terms, first, second);
+        assert!(
+            merged.contains("ssh-keygen") && !merged.contains("ssh-agent"),
+            "{merged}"
+        );
+        assert_eq!(prefer(&terms, first, second), first);
+        // Adding a term next to a written one is still a merge.
+        let first = "Generate a new key with ssh-keygen dash t e d two five five one nine.";
+        let second = "Generate a new key with ssh-keygen -t ed25519.";
+        assert!(merge(&terms, first, second).contains("ed25519"));
     }
 }
