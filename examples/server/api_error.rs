@@ -1,7 +1,7 @@
 //! Error answers: the OpenAI-style body, and the statuses of the codes, in one place.
 
 use bytes::Bytes;
-use ctxscribe::Error as LibError;
+use ctxscribe::{Error as LibError, ErrorCode};
 use http_body_util::Full;
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
@@ -10,41 +10,120 @@ use serde_json::{Value, json};
 /// An error answer: `{"error": {"message", "type", "param", "code"}}`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ApiError {
-    pub(crate) code: &'static str,
+    pub(crate) code: ApiCode,
     pub(crate) message: String,
     pub(crate) param: Option<String>,
     /// Extra headers (`Retry-After`, `Allow`, `WWW-Authenticate`).
     pub(crate) headers: Vec<(header::HeaderName, String)>,
 }
 
-/// The HTTP status of every code the server answers with: the library's
-/// (`ctxscribe::Error::code`) and the server's own. The only such mapping.
-pub(crate) fn status_for_code(code: &str) -> StatusCode {
-    match code {
-        "invalid_request"
-        | "unsupported_audio_type"
-        | "audio_decode_failed"
-        | "audio_too_long"
-        | "missing_file"
-        | "unsupported_response_format"
-        | "invalid_multipart" => StatusCode::BAD_REQUEST,
-        "invalid_api_key" => StatusCode::UNAUTHORIZED,
-        "not_found" => StatusCode::NOT_FOUND,
-        "method_not_allowed" => StatusCode::METHOD_NOT_ALLOWED,
-        "request_timeout" => StatusCode::REQUEST_TIMEOUT,
-        "file_too_large" | "request_too_large" => StatusCode::PAYLOAD_TOO_LARGE,
-        "unsupported_media_type" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "transcription_failed" => StatusCode::BAD_GATEWAY,
-        "server_busy" => StatusCode::SERVICE_UNAVAILABLE,
-        // model_unavailable, and any code a newer library adds.
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
+/// The codes only the server answers with (the library's are [`ErrorCode`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ServerCode {
+    MissingFile,
+    UnsupportedResponseFormat,
+    InvalidMultipart,
+    InvalidApiKey,
+    NotFound,
+    MethodNotAllowed,
+    RequestTimeout,
+    RequestTooLarge,
+    UnsupportedMediaType,
+    ServerBusy,
+}
+
+impl ServerCode {
+    #[cfg(test)]
+    pub(crate) const ALL: [ServerCode; 10] = [
+        ServerCode::MissingFile,
+        ServerCode::UnsupportedResponseFormat,
+        ServerCode::InvalidMultipart,
+        ServerCode::InvalidApiKey,
+        ServerCode::NotFound,
+        ServerCode::MethodNotAllowed,
+        ServerCode::RequestTimeout,
+        ServerCode::RequestTooLarge,
+        ServerCode::UnsupportedMediaType,
+        ServerCode::ServerBusy,
+    ];
+
+    /// The code string and the HTTP status: one exhaustive `match`.
+    const fn face(self) -> (&'static str, StatusCode) {
+        match self {
+            ServerCode::MissingFile => ("missing_file", StatusCode::BAD_REQUEST),
+            ServerCode::UnsupportedResponseFormat => {
+                ("unsupported_response_format", StatusCode::BAD_REQUEST)
+            }
+            ServerCode::InvalidMultipart => ("invalid_multipart", StatusCode::BAD_REQUEST),
+            ServerCode::InvalidApiKey => ("invalid_api_key", StatusCode::UNAUTHORIZED),
+            ServerCode::NotFound => ("not_found", StatusCode::NOT_FOUND),
+            ServerCode::MethodNotAllowed => ("method_not_allowed", StatusCode::METHOD_NOT_ALLOWED),
+            ServerCode::RequestTimeout => ("request_timeout", StatusCode::REQUEST_TIMEOUT),
+            ServerCode::RequestTooLarge => ("request_too_large", StatusCode::PAYLOAD_TOO_LARGE),
+            ServerCode::UnsupportedMediaType => {
+                ("unsupported_media_type", StatusCode::UNSUPPORTED_MEDIA_TYPE)
+            }
+            ServerCode::ServerBusy => ("server_busy", StatusCode::SERVICE_UNAVAILABLE),
+        }
+    }
+}
+
+/// Every code the server answers with: the library's and its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApiCode {
+    Library(ErrorCode),
+    Server(ServerCode),
+}
+
+impl ApiCode {
+    /// The code string of the error body.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ApiCode::Library(code) => code.as_str(),
+            ApiCode::Server(code) => code.face().0,
+        }
+    }
+
+    /// The HTTP status of the code. The only such mapping.
+    pub(crate) fn status(self) -> StatusCode {
+        match self {
+            ApiCode::Library(code) => StatusCode::from_u16(code.http_status())
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            ApiCode::Server(code) => code.face().1,
+        }
+    }
+
+    /// The code of a code string, `None` for a string that is no code.
+    #[cfg(test)]
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
+        let library = ErrorCode::ALL.into_iter().map(ApiCode::Library);
+        let server = ServerCode::ALL.into_iter().map(ApiCode::Server);
+        library.chain(server).find(|code| code.as_str() == name)
+    }
+}
+
+impl From<ErrorCode> for ApiCode {
+    fn from(code: ErrorCode) -> Self {
+        ApiCode::Library(code)
+    }
+}
+
+impl From<ServerCode> for ApiCode {
+    fn from(code: ServerCode) -> Self {
+        ApiCode::Server(code)
+    }
+}
+
+impl PartialEq<&str> for ApiCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
     }
 }
 
 impl ApiError {
-    pub(crate) fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: impl Into<ApiCode>, message: impl Into<String>) -> Self {
         ApiError {
-            code,
+            code: code.into(),
             message: message.into(),
             param: None,
             headers: Vec::new(),
@@ -66,14 +145,14 @@ impl ApiError {
     pub(crate) fn invalid_field(field: &'static str, error: LibError) -> Self {
         match error {
             LibError::InvalidRequest { message, .. } => {
-                ApiError::new("invalid_request", message).param(field)
+                ApiError::new(ErrorCode::InvalidRequest, message).param(field)
             }
             other => other.into(),
         }
     }
 
     pub(crate) fn status(&self) -> StatusCode {
-        status_for_code(self.code)
+        self.code.status()
     }
 
     pub(crate) fn into_response(self) -> Response<Full<Bytes>> {
@@ -88,7 +167,7 @@ impl ApiError {
                 "message": self.message,
                 "type": kind,
                 "param": self.param,
-                "code": self.code,
+                "code": self.code.as_str(),
             }
         });
         let mut response = json_response(status, &body);
@@ -104,7 +183,7 @@ impl ApiError {
 impl From<LibError> for ApiError {
     fn from(error: LibError) -> Self {
         ApiError {
-            code: error.code(),
+            code: error.code().into(),
             message: error.to_string(),
             param: error.param().map(str::to_owned),
             headers: Vec::new(),

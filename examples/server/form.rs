@@ -1,5 +1,6 @@
 //! The `multipart/form-data` request: streaming it in within the limits, and validating
-//! its fields (through the library's parsers) into a [`Job`].
+//! its fields (through the library's parsers) into a checked
+//! [`TranscriptionRequest`].
 //!
 //! This module depends on nothing else in the server but [`crate::api_error`], so that the
 //! fuzz targets (`fuzz/fuzz_targets/multipart_form.rs`) include it as is.
@@ -8,12 +9,14 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use ctxscribe::context::{Languages, Message, parse_dictionary, parse_languages, parse_messages};
-use ctxscribe::{Dictionary, Error as LibError};
+use ctxscribe::{
+    AudioLimits, CheckedAudio, Dictionary, Error as LibError, ErrorCode, TranscriptionRequest,
+};
 use http_body_util::BodyDataStream;
 use hyper::body::Body;
 use serde_json::{Value, json};
 
-use crate::api_error::ApiError;
+use crate::api_error::{ApiError, ServerCode};
 
 /// Most bytes of one form field other than `file` (the library's largest field limit,
 /// `dictionary`, is 1 MiB; its own limits give the precise errors below this one).
@@ -115,8 +118,11 @@ where
         }
         let bytes = field.bytes().await.map_err(multipart_error)?;
         let text = String::from_utf8(bytes.to_vec()).map_err(|_| {
-            ApiError::new("invalid_request", format!("{name} is not valid UTF-8 text"))
-                .param(base_name(&name))
+            ApiError::new(
+                ErrorCode::InvalidRequest,
+                format!("{name} is not valid UTF-8 text"),
+            )
+            .param(base_name(&name))
         })?;
         form.add(kind, text)?;
     }
@@ -130,7 +136,7 @@ pub(crate) fn base_name(name: &str) -> &str {
 
 pub(crate) fn twice(field: &str) -> ApiError {
     ApiError::new(
-        "invalid_request",
+        ErrorCode::InvalidRequest,
         format!("{field} was given more than once"),
     )
     .param(field)
@@ -140,41 +146,32 @@ pub(crate) fn multipart_error(error: multer::Error) -> ApiError {
     match error {
         multer::Error::FieldSizeExceeded { limit, field_name } => match field_name.as_deref() {
             Some("file") => ApiError::new(
-                "file_too_large",
+                ErrorCode::FileTooLarge,
                 format!("The audio file is larger than the limit of {limit} bytes."),
             )
             .param("file"),
             name => {
                 let name = name.unwrap_or_default();
                 ApiError::new(
-                    "request_too_large",
+                    ServerCode::RequestTooLarge,
                     format!("The field {name:?} is larger than the limit of {limit} bytes."),
                 )
                 .param(base_name(name))
             }
         },
         multer::Error::StreamSizeExceeded { limit } => ApiError::new(
-            "request_too_large",
+            ServerCode::RequestTooLarge,
             format!("The request body is larger than the limit of {limit} bytes."),
         ),
         multer::Error::StreamReadFailed(_) => ApiError::new(
-            "invalid_multipart",
+            ServerCode::InvalidMultipart,
             "The request body could not be read to its end.",
         ),
         other => ApiError::new(
-            "invalid_multipart",
+            ServerCode::InvalidMultipart,
             format!("The multipart/form-data body is malformed: {other}."),
         ),
     }
-}
-
-/// A request ready for the engine.
-#[derive(Debug)]
-pub(crate) struct Job {
-    pub(crate) audio: Vec<u8>,
-    pub(crate) messages: Vec<Message>,
-    pub(crate) languages: Languages,
-    pub(crate) dictionary: Dictionary,
 }
 
 impl Form {
@@ -199,7 +196,7 @@ impl Form {
                 }
                 if key.is_empty() || key.contains(['[', ']']) {
                     return Err(ApiError::new(
-                        "invalid_request",
+                        ErrorCode::InvalidRequest,
                         format!(
                             "messages[][{key}] is not supported: bracketed messages take \
                              messages[][role] and messages[][content] (a string); send \
@@ -249,22 +246,26 @@ impl Form {
         self.lists.get(name).map(|items| json!(items).to_string())
     }
 
-    /// Validates the fields, in the contract's order, into a [`Job`].
-    pub(crate) fn into_job(mut self) -> Result<Job, ApiError> {
+    /// Validates the fields, in the contract's order, into the library's checked
+    /// request (audio probed once, against `limits`; context validated once).
+    pub(crate) fn into_request(
+        mut self,
+        limits: &AudioLimits,
+    ) -> Result<TranscriptionRequest, ApiError> {
         let Some(audio) = self.file.take() else {
             return Err(ApiError::new(
-                "missing_file",
+                ServerCode::MissingFile,
                 "The request has no `file` part: send the audio as a multipart file field \
                  named `file`.",
             )
             .param("file"));
         };
-        ctxscribe::audio::detect_format(&audio)?;
+        let audio = CheckedAudio::new(audio.into(), limits)?;
         if let Some(format) = self.text("response_format")
             && format.trim() != "json"
         {
             return Err(ApiError::new(
-                "unsupported_response_format",
+                ServerCode::UnsupportedResponseFormat,
                 format!(
                     "response_format {:?} is not supported; this server returns json \
                      ({{\"text\": ...}}) only.",
@@ -289,24 +290,21 @@ impl Form {
             None => Dictionary::default(),
         };
         if let Some(prompt) = self.text("prompt") {
+            // The prompt's own limits, with errors that name it; the limits on all the
+            // messages together are checked once, by the request.
             let prompt = ctxscribe::context::validate_messages(vec![Message::user(prompt)])
                 .map_err(|e| match e {
                     LibError::InvalidRequest { message, .. } => ApiError::new(
-                        "invalid_request",
+                        ErrorCode::InvalidRequest,
                         message.replacen("messages[0].content", "prompt", 1),
                     )
                     .param("prompt"),
                     other => other.into(),
                 })?;
             messages.extend(prompt);
-            // The prompt counts towards the limits on all messages together.
-            messages = ctxscribe::context::validate_messages(messages)?;
         }
-        Ok(Job {
-            audio,
-            messages,
-            languages,
-            dictionary,
-        })
+        Ok(TranscriptionRequest::new(
+            audio, messages, languages, dictionary,
+        )?)
     }
 }

@@ -42,7 +42,7 @@
 //! Every error is `{"error": {"message", "type", "param", "code"}}` with all four keys:
 //! `code` is one of the codes below, `param` the offending field or `null`, `type` is
 //! `invalid_request_error` for 4xx and `server_error` for 5xx (as OpenAI does). The
-//! statuses come from the code, in one place ([`api_error::status_for_code`]).
+//! statuses come from the code, in one place ([`api_error::ApiCode::status`]).
 //!
 //! | code | HTTP | when |
 //! |---|---|---|
@@ -142,8 +142,9 @@ use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::{error, info, warn};
 
-use crate::api_error::{ApiError, json_response};
+use crate::api_error::{ApiError, ServerCode, json_response};
 use crate::form::read_form;
+use ctxscribe::ErrorCode;
 
 /// The transcription endpoint (OpenAI's path).
 const TRANSCRIPTIONS_PATH: &str = "/v1/audio/transcriptions";
@@ -208,12 +209,9 @@ async fn run(config: Config) -> Result<(), String> {
     let model_path = match (&config.model, &remote_speech) {
         (Some(path), _) => Some(path.clone()),
         (None, Some(_)) => None,
-        (None, None) => Some(ctxscribe::config::default_model_path().ok_or_else(|| {
-            format!(
-                "no model installed: run `{}` or pass --model (or set CTXSCRIBE_MODEL)",
-                ctxscribe::config::SETUP_COMMAND
-            )
-        })?),
+        (None, None) => {
+            Some(ctxscribe::config::resolve_model_path(None).map_err(|e| e.to_string())?)
+        }
     };
     let mut builder = ContextTranscriber::builder();
     if let Some(path) = &model_path {
@@ -615,7 +613,10 @@ impl Config {
         };
 
         let threads = match count("--threads")? {
-            Some(threads) => threads,
+            Some(threads) => {
+                ctxscribe::config::check_threads(i64::try_from(threads).unwrap_or(i64::MAX))
+                    .map_err(|e| format!("--threads: {e}"))?
+            }
             None => ctxscribe::config::default_threads(),
         };
         let max_concurrent = count("--max-concurrent")?
@@ -753,7 +754,8 @@ impl ApiKeys {
         }
         let presented = presented_keys(headers);
         let unauthorized = |message: &str| {
-            ApiError::new("invalid_api_key", message).header(header::WWW_AUTHENTICATE, "Bearer")
+            ApiError::new(ServerCode::InvalidApiKey, message)
+                .header(header::WWW_AUTHENTICATE, "Bearer")
         };
         // One guess per header and request: repeating a header (hyper accepts up to 100)
         // would otherwise test that many keys per request.
@@ -860,7 +862,7 @@ impl Admission {
     }
 
     fn busy(&self, message: String) -> ApiError {
-        ApiError::new("server_busy", message)
+        ApiError::new(ServerCode::ServerBusy, message)
             .header(header::RETRY_AFTER, self.retry_after_secs().to_string())
     }
 
@@ -963,12 +965,12 @@ async fn handle(
         (TRANSCRIPTIONS_PATH, _) => Err(not_allowed("POST")),
         (HEALTH_PATH, _) => Err(not_allowed("GET")),
         _ => Err(ApiError::new(
-            "not_found",
+            ServerCode::NotFound,
             format!("No route {path}: use POST {TRANSCRIPTIONS_PATH} or GET {HEALTH_PATH}."),
         )),
     };
     let mut response = outcome.unwrap_or_else(|error| {
-        record.code = Some(error.code);
+        record.code = Some(error.code.as_str());
         error.into_response()
     });
     if let Ok(value) = HeaderValue::from_str(&id) {
@@ -1012,7 +1014,7 @@ async fn handle(
 
 fn not_allowed(allow: &'static str) -> ApiError {
     ApiError::new(
-        "method_not_allowed",
+        ServerCode::MethodNotAllowed,
         format!("Method not allowed here; use {allow}."),
     )
     .header(header::ALLOW, allow)
@@ -1065,7 +1067,7 @@ async fn transcriptions(
                 && length > max_body
             {
                 return Err(ApiError::new(
-                    "request_too_large",
+                    ServerCode::RequestTooLarge,
                     format!(
                         "The request body is {length} bytes; the limit is {max_body} bytes \
                          (a {} byte file plus the other fields).",
@@ -1091,7 +1093,7 @@ async fn transcriptions(
     .await
     .unwrap_or_else(|_| {
         Err(ApiError::new(
-            "request_timeout",
+            ServerCode::RequestTimeout,
             "The upload did not finish within the request timeout.",
         ))
     });
@@ -1104,7 +1106,7 @@ async fn transcriptions(
         }
     };
     record.file_bytes = form.file.as_ref().map(|f| f.len() as u64);
-    let job = form.into_job()?;
+    let request = form.into_request(state.transcriber.audio_limits())?;
 
     let queued = Instant::now();
     let engine = state.admission.engine_slot(deadline).await;
@@ -1117,24 +1119,19 @@ async fn transcriptions(
     // before the engine is done, so at most `max_concurrent` transcriptions ever run.
     let work = tokio::task::spawn_blocking(move || {
         let _permits = (slot, engine);
-        transcriber.transcribe_blocking(
-            job.audio.into(),
-            job.messages,
-            job.languages,
-            job.dictionary,
-        )
+        transcriber.transcribe_request_blocking(request)
     });
     let transcript = match tokio::time::timeout_at(deadline.into(), work).await {
         Ok(Ok(result)) => result?,
         Ok(Err(_)) => {
             return Err(ApiError::new(
-                "transcription_failed",
+                ErrorCode::TranscriptionFailed,
                 "The transcription worker stopped unexpectedly.",
             ));
         }
         Err(_) => {
             return Err(ApiError::new(
-                "transcription_failed",
+                ErrorCode::TranscriptionFailed,
                 format!(
                     "The transcription did not finish within the request timeout ({} s).",
                     state.request_timeout.as_secs_f64()
@@ -1161,11 +1158,11 @@ fn multipart_boundary(headers: &HeaderMap) -> Result<String, ApiError> {
     match multer::parse_boundary(content_type) {
         Ok(boundary) => Ok(boundary),
         Err(multer::Error::NoBoundary) => Err(ApiError::new(
-            "invalid_multipart",
+            ServerCode::InvalidMultipart,
             "The multipart/form-data Content-Type has no boundary parameter.",
         )),
         Err(_) => Err(ApiError::new(
-            "unsupported_media_type",
+            ServerCode::UnsupportedMediaType,
             format!(
                 "Expected a multipart/form-data body, got Content-Type {:?}.",
                 content_type.chars().take(100).collect::<String>()
@@ -1195,8 +1192,9 @@ fn linger(mut body: Incoming, expects_continue: bool, cap: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api_error::status_for_code;
-    use crate::form::{FieldName, Form, Job, classify};
+    use crate::api_error::ApiCode;
+    use crate::form::{FieldName, Form, classify};
+    use ctxscribe::TranscriptionRequest;
     use ctxscribe::context::{Languages, Message, parse_dictionary, parse_languages};
     use serde_json::Value;
 
@@ -1297,7 +1295,8 @@ mod tests {
             ("transcription_failed", 502),
             ("server_busy", 503),
         ] {
-            assert_eq!(status_for_code(code).as_u16(), status, "{code}");
+            let known = ApiCode::from_name(code).expect("a known code");
+            assert_eq!(known.status().as_u16(), status, "{code}");
         }
     }
 
@@ -1311,7 +1310,7 @@ mod tests {
 
     #[tokio::test]
     async fn error_bodies_have_all_four_keys() {
-        let response = ApiError::new("server_busy", "busy").into_response();
+        let response = ApiError::new(ServerCode::ServerBusy, "busy").into_response();
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
         let body = response
             .into_body()
@@ -1472,8 +1471,8 @@ mod tests {
         Ok(form)
     }
 
-    fn job(fields: &[(&str, &str)]) -> Result<Job, ApiError> {
-        form(fields)?.into_job()
+    fn job(fields: &[(&str, &str)]) -> Result<TranscriptionRequest, ApiError> {
+        form(fields)?.into_request(&AudioLimits::default())
     }
 
     #[test]
@@ -1487,7 +1486,7 @@ mod tests {
         ])
         .expect("valid");
         assert_eq!(
-            grouped.messages,
+            grouped.messages(),
             [
                 Message::system("Kubernetes notes."),
                 Message::user("kubectl apply")
@@ -1500,7 +1499,7 @@ mod tests {
             ("messages[][content]", "kubectl apply"),
         ])
         .expect("valid");
-        assert_eq!(interleaved.messages, grouped.messages);
+        assert_eq!(interleaved.messages(), grouped.messages());
 
         let error = job(&[
             ("messages[][role]", "assistant"),
@@ -1508,7 +1507,7 @@ mod tests {
         ])
         .expect_err("assistant");
         assert_eq!(
-            (error.code, error.param.as_deref()),
+            (error.code.as_str(), error.param.as_deref()),
             ("invalid_request", Some("messages"))
         );
         let error = form(&[("messages[][content][][type]", "text")]).expect_err("nested");
@@ -1528,29 +1527,29 @@ mod tests {
             ("response_format", "json"),
         ])
         .expect("valid");
-        assert_eq!(job.dictionary.terms(), ["kubectl", "Grafana"]);
-        assert_eq!(job.languages, parse_languages("de,en").expect("valid"));
-        assert_eq!(job.messages, [Message::user("Previously: the cluster.")]);
+        assert_eq!(job.dictionary().terms(), ["kubectl", "Grafana"]);
+        assert_eq!(*job.languages(), parse_languages("de,en").expect("valid"));
+        assert_eq!(job.messages(), [Message::user("Previously: the cluster.")]);
     }
 
     #[test]
     fn language_is_used_only_without_languages() {
         let only = job(&[("language", "de")]).expect("valid");
-        assert_eq!(only.languages, parse_languages("de").expect("valid"));
+        assert_eq!(*only.languages(), parse_languages("de").expect("valid"));
         let both = job(&[("language", "de"), ("languages", "[\"fr\",\"it\"]")]).expect("valid");
-        assert_eq!(both.languages, parse_languages("fr,it").expect("valid"));
+        assert_eq!(*both.languages(), parse_languages("fr,it").expect("valid"));
         let empty = job(&[("languages", " "), ("language", "de")]).expect("valid");
-        assert_eq!(empty.languages, parse_languages("de").expect("valid"));
+        assert_eq!(*empty.languages(), parse_languages("de").expect("valid"));
         let error = job(&[("language", "klingon")]).expect_err("unknown");
         assert_eq!(
-            (error.code, error.param.as_deref()),
+            (error.code.as_str(), error.param.as_deref()),
             ("invalid_request", Some("language"))
         );
         assert_eq!(
             job(&[("language", ""), ("response_format", " ")])
                 .expect("empty = absent")
-                .languages,
-            Languages::Auto
+                .languages(),
+            &Languages::Auto
         );
     }
 
@@ -1583,20 +1582,24 @@ mod tests {
 
     #[test]
     fn checks_run_in_the_contract_order() {
-        let error = Form::default().into_job().expect_err("no file");
+        let error = Form::default()
+            .into_request(&AudioLimits::default())
+            .expect_err("no file");
         assert_eq!(
-            (error.code, error.param.as_deref()),
+            (error.code.as_str(), error.param.as_deref()),
             ("missing_file", Some("file"))
         );
 
         let mut text_file = form(&[("response_format", "srt"), ("languages", "xx")]).expect("form");
         text_file.file = Some(b"hello".to_vec());
-        let error = text_file.into_job().expect_err("not audio");
+        let error = text_file
+            .into_request(&AudioLimits::default())
+            .expect_err("not audio");
         assert_eq!(error.code, "unsupported_audio_type");
 
         let error = job(&[("response_format", "srt"), ("languages", "xx")]).expect_err("format");
         assert_eq!(
-            (error.code, error.param.as_deref()),
+            (error.code.as_str(), error.param.as_deref()),
             ("unsupported_response_format", Some("response_format"))
         );
         let error = job(&[("languages", "xx"), ("dictionary", "[1]")]).expect_err("languages");

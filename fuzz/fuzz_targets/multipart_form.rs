@@ -58,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(job) => assert!(job.audio.len() <= max_file as usize),
         Err(error) => {
             let status = error.status();
-            assert!(status.is_client_error(), "{} -> {status}", error.code);
+            assert!(status.is_client_error(), "{} -> {status}", error.code.as_str());
             assert!(!error.message.is_empty());
         }
     }
