@@ -20,6 +20,8 @@ pub mod error;
 pub mod model;
 pub mod providers;
 mod request;
+#[cfg(feature = "server")]
+pub mod server;
 mod transcriber;
 pub mod transcript;
 

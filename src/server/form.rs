@@ -2,28 +2,28 @@
 //! its fields (through the library's parsers) into a checked
 //! [`TranscriptionRequest`].
 //!
-//! This module depends on nothing else in the server but [`crate::api_error`], so that the
-//! fuzz targets (`fuzz/fuzz_targets/multipart_form.rs`) include it as is.
+//! This module depends on nothing else in the server but [`super::api_error`]; the fuzz
+//! target `fuzz/fuzz_targets/multipart_form.rs` drives it through the library.
 
 use std::collections::BTreeMap;
 
-use bytes::Bytes;
-use ctxscribe::context::{Languages, Message, parse_dictionary, parse_languages, parse_messages};
-use ctxscribe::{
+use crate::context::{Languages, Message, parse_dictionary, parse_languages, parse_messages};
+use crate::{
     AudioLimits, CheckedAudio, Dictionary, Error as LibError, ErrorCode, TranscriptionRequest,
 };
+use bytes::Bytes;
 use http_body_util::BodyDataStream;
 use hyper::body::Body;
 use serde_json::{Value, json};
 
-use crate::api_error::{ApiError, ServerCode};
+use super::api_error::{ApiError, ServerCode};
 
 /// Most bytes of one form field other than `file` (the library's largest field limit,
 /// `dictionary`, is 1 MiB; its own limits give the precise errors below this one).
-pub(crate) const MAX_TEXT_FIELD_BYTES: u64 = 2 * 1024 * 1024;
+pub const MAX_TEXT_FIELD_BYTES: u64 = 2 * 1024 * 1024;
 
 /// Text fields the server knows (everything else is ignored).
-pub(crate) const TEXT_FIELDS: &[&str] = &[
+pub const TEXT_FIELDS: &[&str] = &[
     "messages",
     "languages",
     "dictionary",
@@ -36,19 +36,19 @@ pub(crate) const TEXT_FIELDS: &[&str] = &[
 
 /// The fields of one request, as sent.
 #[derive(Debug, Default)]
-pub(crate) struct Form {
-    pub(crate) file: Option<Vec<u8>>,
-    pub(crate) text: BTreeMap<&'static str, String>,
+pub struct Form {
+    pub file: Option<Vec<u8>>,
+    pub text: BTreeMap<&'static str, String>,
     /// `languages[]` / `dictionary[]` items, in order.
-    pub(crate) lists: BTreeMap<&'static str, Vec<String>>,
+    pub lists: BTreeMap<&'static str, Vec<String>>,
     /// `messages[][key]` values: the n-th value of each key goes to message n.
-    pub(crate) message_items: Vec<serde_json::Map<String, Value>>,
-    pub(crate) message_key_counts: BTreeMap<String, usize>,
+    pub message_items: Vec<serde_json::Map<String, Value>>,
+    pub message_key_counts: BTreeMap<String, usize>,
 }
 
 /// What a multipart field name means.
 #[derive(Debug, PartialEq)]
-pub(crate) enum FieldName {
+pub enum FieldName {
     File,
     Text(&'static str),
     ListItem(&'static str),
@@ -56,7 +56,7 @@ pub(crate) enum FieldName {
     Unknown,
 }
 
-pub(crate) fn classify(name: &str) -> FieldName {
+pub fn classify(name: &str) -> FieldName {
     if name == "file" {
         return FieldName::File;
     }
@@ -78,7 +78,7 @@ pub(crate) fn classify(name: &str) -> FieldName {
 }
 
 /// Reads the multipart body, streaming, in any field order, within the size limits.
-pub(crate) async fn read_form<B>(
+pub async fn read_form<B>(
     body: &mut B,
     boundary: String,
     max_file_bytes: u64,
@@ -130,11 +130,11 @@ where
 }
 
 /// `dictionary` for `dictionary[]`, `messages` for `messages[][role]`.
-pub(crate) fn base_name(name: &str) -> &str {
+pub fn base_name(name: &str) -> &str {
     name.split('[').next().unwrap_or(name)
 }
 
-pub(crate) fn twice(field: &str) -> ApiError {
+pub fn twice(field: &str) -> ApiError {
     ApiError::new(
         ErrorCode::InvalidRequest,
         format!("{field} was given more than once"),
@@ -142,7 +142,7 @@ pub(crate) fn twice(field: &str) -> ApiError {
     .param(field)
 }
 
-pub(crate) fn multipart_error(error: multer::Error) -> ApiError {
+pub fn multipart_error(error: multer::Error) -> ApiError {
     match error {
         multer::Error::FieldSizeExceeded { limit, field_name } => match field_name.as_deref() {
             Some("file") => ApiError::new(
@@ -175,7 +175,7 @@ pub(crate) fn multipart_error(error: multer::Error) -> ApiError {
 }
 
 impl Form {
-    pub(crate) fn add(&mut self, kind: FieldName, value: String) -> Result<(), ApiError> {
+    pub fn add(&mut self, kind: FieldName, value: String) -> Result<(), ApiError> {
         match kind {
             FieldName::Text(name) => {
                 let bracketed = self.lists.contains_key(name)
@@ -218,7 +218,7 @@ impl Form {
     }
 
     /// A field's text, `None` when absent or empty (an empty field means "not given").
-    pub(crate) fn text(&self, name: &str) -> Option<&str> {
+    pub fn text(&self, name: &str) -> Option<&str> {
         self.text
             .get(name)
             .map(String::as_str)
@@ -227,7 +227,7 @@ impl Form {
 
     /// `messages` / `languages` / `dictionary` as text for the library's parser: the
     /// field itself, or its bracketed items as a JSON array; `None` when not given.
-    pub(crate) fn wire_text(&self, name: &str) -> Option<String> {
+    pub fn wire_text(&self, name: &str) -> Option<String> {
         if let Some(text) = self.text(name) {
             return Some(text.to_owned());
         }
@@ -248,10 +248,7 @@ impl Form {
 
     /// Validates the fields, in the contract's order, into the library's checked
     /// request (audio probed once, against `limits`; context validated once).
-    pub(crate) fn into_request(
-        mut self,
-        limits: &AudioLimits,
-    ) -> Result<TranscriptionRequest, ApiError> {
+    pub fn into_request(mut self, limits: &AudioLimits) -> Result<TranscriptionRequest, ApiError> {
         let Some(audio) = self.file.take() else {
             return Err(ApiError::new(
                 ServerCode::MissingFile,
@@ -292,19 +289,206 @@ impl Form {
         if let Some(prompt) = self.text("prompt") {
             // The prompt's own limits, with errors that name it; the limits on all the
             // messages together are checked once, by the request.
-            let prompt = ctxscribe::context::validate_messages(vec![Message::user(prompt)])
-                .map_err(|e| match e {
+            let prompt = crate::context::validate_messages(vec![Message::user(prompt)]).map_err(
+                |e| match e {
                     LibError::InvalidRequest { message, .. } => ApiError::new(
                         ErrorCode::InvalidRequest,
                         message.replacen("messages[0].content", "prompt", 1),
                     )
                     .param("prompt"),
                     other => other.into(),
-                })?;
+                },
+            )?;
             messages.extend(prompt);
         }
         Ok(TranscriptionRequest::new(
             audio, messages, languages, dictionary,
         )?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::parse_languages;
+
+    #[test]
+    fn field_names() {
+        assert_eq!(classify("file"), FieldName::File);
+        assert_eq!(classify("prompt"), FieldName::Text("prompt"));
+        assert_eq!(classify("dictionary[]"), FieldName::ListItem("dictionary"));
+        assert_eq!(classify("languages[]"), FieldName::ListItem("languages"));
+        assert_eq!(
+            classify("messages[][role]"),
+            FieldName::MessageItem("role".to_owned())
+        );
+        assert_eq!(classify("timestamp_granularities[]"), FieldName::Unknown);
+        assert_eq!(classify("File"), FieldName::Unknown);
+    }
+
+    /// A 0.1 s silent 16 kHz mono wav.
+    fn wav() -> Vec<u8> {
+        let data = vec![0u8; 3200];
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(b"RIFF");
+        bytes.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(b"WAVEfmt ");
+        bytes.extend_from_slice(&16u32.to_le_bytes());
+        bytes.extend_from_slice(&1u16.to_le_bytes());
+        bytes.extend_from_slice(&1u16.to_le_bytes());
+        bytes.extend_from_slice(&16_000u32.to_le_bytes());
+        bytes.extend_from_slice(&32_000u32.to_le_bytes());
+        bytes.extend_from_slice(&2u16.to_le_bytes());
+        bytes.extend_from_slice(&16u16.to_le_bytes());
+        bytes.extend_from_slice(b"data");
+        bytes.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&data);
+        bytes
+    }
+
+    fn form(fields: &[(&str, &str)]) -> Result<Form, ApiError> {
+        let mut form = Form {
+            file: Some(wav()),
+            ..Form::default()
+        };
+        for (name, value) in fields {
+            form.add(classify(name), (*value).to_owned())?;
+        }
+        Ok(form)
+    }
+
+    fn job(fields: &[(&str, &str)]) -> Result<TranscriptionRequest, ApiError> {
+        form(fields)?.into_request(&AudioLimits::default())
+    }
+
+    #[test]
+    fn bracketed_messages_pair_the_nth_role_with_the_nth_content() {
+        // httpx groups repeated keys: every role first, then every content.
+        let grouped = job(&[
+            ("messages[][role]", "system"),
+            ("messages[][role]", "user"),
+            ("messages[][content]", "Kubernetes notes."),
+            ("messages[][content]", "kubectl apply"),
+        ])
+        .expect("valid");
+        assert_eq!(
+            grouped.messages(),
+            [
+                Message::system("Kubernetes notes."),
+                Message::user("kubectl apply")
+            ]
+        );
+        let interleaved = job(&[
+            ("messages[][role]", "system"),
+            ("messages[][content]", "Kubernetes notes."),
+            ("messages[][role]", "user"),
+            ("messages[][content]", "kubectl apply"),
+        ])
+        .expect("valid");
+        assert_eq!(interleaved.messages(), grouped.messages());
+
+        let error = job(&[
+            ("messages[][role]", "assistant"),
+            ("messages[][content]", "x"),
+        ])
+        .expect_err("assistant");
+        assert_eq!(
+            (error.code.as_str(), error.param.as_deref()),
+            ("invalid_request", Some("messages"))
+        );
+        let error = form(&[("messages[][content][][type]", "text")]).expect_err("nested");
+        assert_eq!(error.param.as_deref(), Some("messages"));
+    }
+
+    #[test]
+    fn list_items_and_openai_fields() {
+        let job = job(&[
+            ("dictionary[]", "kubectl"),
+            ("dictionary[]", "Grafana"),
+            ("languages[]", "de"),
+            ("languages[]", "en"),
+            ("prompt", "Previously: the cluster."),
+            ("model", "whisper-1"),
+            ("temperature", "0.2"),
+            ("response_format", "json"),
+        ])
+        .expect("valid");
+        assert_eq!(job.dictionary().terms(), ["kubectl", "Grafana"]);
+        assert_eq!(*job.languages(), parse_languages("de,en").expect("valid"));
+        assert_eq!(job.messages(), [Message::user("Previously: the cluster.")]);
+    }
+
+    #[test]
+    fn language_is_used_only_without_languages() {
+        let only = job(&[("language", "de")]).expect("valid");
+        assert_eq!(*only.languages(), parse_languages("de").expect("valid"));
+        let both = job(&[("language", "de"), ("languages", "[\"fr\",\"it\"]")]).expect("valid");
+        assert_eq!(*both.languages(), parse_languages("fr,it").expect("valid"));
+        let empty = job(&[("languages", " "), ("language", "de")]).expect("valid");
+        assert_eq!(*empty.languages(), parse_languages("de").expect("valid"));
+        let error = job(&[("language", "klingon")]).expect_err("unknown");
+        assert_eq!(
+            (error.code.as_str(), error.param.as_deref()),
+            ("invalid_request", Some("language"))
+        );
+        assert_eq!(
+            job(&[("language", ""), ("response_format", " ")])
+                .expect("empty = absent")
+                .languages(),
+            &Languages::Auto
+        );
+    }
+
+    #[test]
+    fn prompt_errors_name_the_prompt() {
+        let long = "a".repeat(crate::context::MAX_MESSAGE_BYTES + 1);
+        let error = job(&[("prompt", &long)]).expect_err("too long");
+        assert_eq!(error.param.as_deref(), Some("prompt"));
+        assert!(error.message.starts_with("prompt is"), "{}", error.message);
+    }
+
+    #[test]
+    fn fields_given_twice_are_invalid() {
+        for fields in [
+            &[("dictionary", "a"), ("dictionary", "b")][..],
+            &[("dictionary", "a"), ("dictionary[]", "b")][..],
+            &[("dictionary[]", "a"), ("dictionary", "b")][..],
+            &[("messages", "[]"), ("messages[][role]", "user")][..],
+            &[("messages[][role]", "user"), ("messages", "[]")][..],
+        ] {
+            let error = form(fields).expect_err("twice");
+            assert_eq!(error.code, "invalid_request", "{fields:?}");
+            assert!(
+                error.message.contains("more than once"),
+                "{}",
+                error.message
+            );
+        }
+    }
+
+    #[test]
+    fn checks_run_in_the_contract_order() {
+        let error = Form::default()
+            .into_request(&AudioLimits::default())
+            .expect_err("no file");
+        assert_eq!(
+            (error.code.as_str(), error.param.as_deref()),
+            ("missing_file", Some("file"))
+        );
+
+        let mut text_file = form(&[("response_format", "srt"), ("languages", "xx")]).expect("form");
+        text_file.file = Some(b"hello".to_vec());
+        let error = text_file
+            .into_request(&AudioLimits::default())
+            .expect_err("not audio");
+        assert_eq!(error.code, "unsupported_audio_type");
+
+        let error = job(&[("response_format", "srt"), ("languages", "xx")]).expect_err("format");
+        assert_eq!(
+            (error.code.as_str(), error.param.as_deref()),
+            ("unsupported_response_format", Some("response_format"))
+        );
+        let error = job(&[("languages", "xx"), ("dictionary", "[1]")]).expect_err("languages");
+        assert_eq!(error.param.as_deref(), Some("languages"));
     }
 }

@@ -1,7 +1,7 @@
 //! Error answers: the OpenAI-style body, and the statuses of the codes, in one place.
 
+use crate::{Error as LibError, ErrorCode};
 use bytes::Bytes;
-use ctxscribe::{Error as LibError, ErrorCode};
 use http_body_util::Full;
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
@@ -9,17 +9,17 @@ use serde_json::{Value, json};
 
 /// An error answer: `{"error": {"message", "type", "param", "code"}}`.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ApiError {
-    pub(crate) code: ApiCode,
-    pub(crate) message: String,
-    pub(crate) param: Option<String>,
+pub struct ApiError {
+    pub code: ApiCode,
+    pub message: String,
+    pub param: Option<String>,
     /// Extra headers (`Retry-After`, `Allow`, `WWW-Authenticate`).
-    pub(crate) headers: Vec<(header::HeaderName, String)>,
+    pub headers: Vec<(header::HeaderName, String)>,
 }
 
 /// The codes only the server answers with (the library's are [`ErrorCode`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ServerCode {
+pub enum ServerCode {
     MissingFile,
     UnsupportedResponseFormat,
     InvalidMultipart,
@@ -34,7 +34,7 @@ pub(crate) enum ServerCode {
 
 impl ServerCode {
     #[cfg(test)]
-    pub(crate) const ALL: [ServerCode; 10] = [
+    pub const ALL: [ServerCode; 10] = [
         ServerCode::MissingFile,
         ServerCode::UnsupportedResponseFormat,
         ServerCode::InvalidMultipart,
@@ -70,14 +70,14 @@ impl ServerCode {
 
 /// Every code the server answers with: the library's and its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ApiCode {
+pub enum ApiCode {
     Library(ErrorCode),
     Server(ServerCode),
 }
 
 impl ApiCode {
     /// The code string of the error body.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             ApiCode::Library(code) => code.as_str(),
             ApiCode::Server(code) => code.face().0,
@@ -85,7 +85,7 @@ impl ApiCode {
     }
 
     /// The HTTP status of the code. The only such mapping.
-    pub(crate) fn status(self) -> StatusCode {
+    pub fn status(self) -> StatusCode {
         match self {
             ApiCode::Library(code) => StatusCode::from_u16(code.http_status())
                 .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
@@ -95,7 +95,7 @@ impl ApiCode {
 
     /// The code of a code string, `None` for a string that is no code.
     #[cfg(test)]
-    pub(crate) fn from_name(name: &str) -> Option<Self> {
+    pub fn from_name(name: &str) -> Option<Self> {
         let library = ErrorCode::ALL.into_iter().map(ApiCode::Library);
         let server = ServerCode::ALL.into_iter().map(ApiCode::Server);
         library.chain(server).find(|code| code.as_str() == name)
@@ -121,7 +121,7 @@ impl PartialEq<&str> for ApiCode {
 }
 
 impl ApiError {
-    pub(crate) fn new(code: impl Into<ApiCode>, message: impl Into<String>) -> Self {
+    pub fn new(code: impl Into<ApiCode>, message: impl Into<String>) -> Self {
         ApiError {
             code: code.into(),
             message: message.into(),
@@ -130,19 +130,19 @@ impl ApiError {
         }
     }
 
-    pub(crate) fn param(mut self, param: impl Into<String>) -> Self {
+    pub fn param(mut self, param: impl Into<String>) -> Self {
         self.param = Some(param.into());
         self
     }
 
-    pub(crate) fn header(mut self, name: header::HeaderName, value: impl Into<String>) -> Self {
+    pub fn header(mut self, name: header::HeaderName, value: impl Into<String>) -> Self {
         self.headers.push((name, value.into()));
         self
     }
 
     /// An `invalid_request` about `field`, with the library's message (for fields that
     /// go through a library parser under another name, such as `language`).
-    pub(crate) fn invalid_field(field: &'static str, error: LibError) -> Self {
+    pub fn invalid_field(field: &'static str, error: LibError) -> Self {
         match error {
             LibError::InvalidRequest { message, .. } => {
                 ApiError::new(ErrorCode::InvalidRequest, message).param(field)
@@ -151,11 +151,11 @@ impl ApiError {
         }
     }
 
-    pub(crate) fn status(&self) -> StatusCode {
+    pub fn status(&self) -> StatusCode {
         self.code.status()
     }
 
-    pub(crate) fn into_response(self) -> Response<Full<Bytes>> {
+    pub fn into_response(self) -> Response<Full<Bytes>> {
         let status = self.status();
         let kind = if status.is_server_error() {
             "server_error"
@@ -191,7 +191,7 @@ impl From<LibError> for ApiError {
     }
 }
 
-pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
+pub fn json_response(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -199,4 +199,63 @@ pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response<Full<B
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::parse_dictionary;
+    use http_body_util::BodyExt;
+
+    #[test]
+    fn every_code_has_its_status() {
+        for (code, status) in [
+            ("invalid_request", 400),
+            ("unsupported_audio_type", 400),
+            ("audio_decode_failed", 400),
+            ("audio_too_long", 400),
+            ("missing_file", 400),
+            ("unsupported_response_format", 400),
+            ("invalid_multipart", 400),
+            ("invalid_api_key", 401),
+            ("not_found", 404),
+            ("method_not_allowed", 405),
+            ("request_timeout", 408),
+            ("file_too_large", 413),
+            ("request_too_large", 413),
+            ("unsupported_media_type", 415),
+            ("model_unavailable", 500),
+            ("transcription_failed", 502),
+            ("server_busy", 503),
+        ] {
+            let known = ApiCode::from_name(code).expect("a known code");
+            assert_eq!(known.status().as_u16(), status, "{code}");
+        }
+    }
+
+    #[test]
+    fn library_errors_keep_code_and_param() {
+        let error = ApiError::from(parse_dictionary("[1]").expect_err("a number is not a term"));
+        assert_eq!(error.code, "invalid_request");
+        assert_eq!(error.param.as_deref(), Some("dictionary"));
+        assert_eq!(error.status(), StatusCode::BAD_REQUEST);
+    }
+
+    #[tokio::test]
+    async fn error_bodies_have_all_four_keys() {
+        let response = ApiError::new(ServerCode::ServerBusy, "busy").into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        let body: Value = serde_json::from_slice(&body).expect("json");
+        assert_eq!(
+            body,
+            json!({"error": {"message": "busy", "type": "server_error", "param": null,
+                             "code": "server_busy"}})
+        );
+    }
 }
