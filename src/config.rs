@@ -18,7 +18,16 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::engine::Decoding;
+use crate::error::{Error, Result};
 use crate::providers::EndpointConfig;
+
+/// The most engine threads per transcription (ggml's `GGML_MAX_N_THREADS`). The builder,
+/// the server, C and Python all check [`check_threads`] against it.
+pub const MAX_THREADS: usize = 512;
+/// The most beams whisper.cpp decodes with (`WHISPER_MAX_DECODERS`); see
+/// [`check_beam_size`].
+pub const MAX_BEAM_SIZE: u8 = 8;
 
 /// File name of the default model (multilingual base, f16) written by `make setup`.
 pub const DEFAULT_MODEL_FILE: &str = "ggml-base.bin";
@@ -127,6 +136,29 @@ pub fn default_model_path() -> Option<PathBuf> {
     find_in_search_dirs(DEFAULT_MODEL_FILE)
 }
 
+/// The model file to load: `explicit` if given, else [`default_model_path`].
+///
+/// # Errors
+/// [`Error::ModelUnavailable`] when nothing is installed; the message names the setup
+/// command, the variable and the directories searched. The one place this is said.
+pub fn resolve_model_path(explicit: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(path) = explicit {
+        return Ok(path);
+    }
+    default_model_path().ok_or_else(|| Error::ModelUnavailable {
+        message: format!(
+            "no model installed: run `{SETUP_COMMAND}` to install the default model, or set \
+             {ENV_MODEL} to a whisper.cpp ggml/gguf file (searched: {})",
+            model_search_dirs()
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        source: None,
+    })
+}
+
 /// The VAD model used when none is configured: `$CTXSCRIBE_VAD_MODEL`, else
 /// `silero-v6.2.0-ggml.bin` next to `model_path`, else in [`model_search_dirs`].
 #[must_use]
@@ -142,6 +174,41 @@ pub fn default_vad_model_path(model_path: &Path) -> Option<PathBuf> {
     find_in_search_dirs(DEFAULT_VAD_FILE)
 }
 
+/// `threads` as a count of engine threads, 1 to [`MAX_THREADS`].
+///
+/// # Errors
+/// An `invalid_request` about `threads` outside that range.
+pub fn check_threads(threads: i64) -> Result<usize> {
+    usize::try_from(threads)
+        .ok()
+        .filter(|n| (1..=MAX_THREADS).contains(n))
+        .ok_or_else(|| {
+            Error::invalid(
+                "threads",
+                format!("threads must be an integer between 1 and {MAX_THREADS}, got {threads}"),
+            )
+        })
+}
+
+/// Beam search with `beam_size` beams, 1 to [`MAX_BEAM_SIZE`].
+///
+/// # Errors
+/// An `invalid_request` about `beam_size` outside that range.
+pub fn check_beam_size(beam_size: i64) -> Result<Decoding> {
+    u8::try_from(beam_size)
+        .ok()
+        .filter(|n| (1..=MAX_BEAM_SIZE).contains(n))
+        .map(|beam_size| Decoding::BeamSearch { beam_size })
+        .ok_or_else(|| {
+            Error::invalid(
+                "beam_size",
+                format!(
+                    "beam_size must be an integer between 1 and {MAX_BEAM_SIZE}, got {beam_size}"
+                ),
+            )
+        })
+}
+
 /// Engine threads when none are configured: `$CTXSCRIBE_THREADS`, else all available cores.
 #[must_use]
 pub fn default_threads() -> usize {
@@ -149,6 +216,7 @@ pub fn default_threads() -> usize {
         .and_then(|value| value.trim().parse::<usize>().ok())
         .filter(|&threads| threads > 0)
         .unwrap_or_else(available_cores)
+        .min(MAX_THREADS)
 }
 
 /// The cores this process may use (at least one).

@@ -1,8 +1,9 @@
 //! One error taxonomy for the whole library.
 //!
-//! [`Error::code`] is the only mapping from an error to the contract's codes: the HTTP
-//! server (status + OpenAI-style body), the C ABI (status enum) and the Python package
-//! (exception class) all derive their face from it.
+//! [`Error::code`] is the only mapping from an error to the contract's codes
+//! ([`ErrorCode`]: string, HTTP status, class): the HTTP server (status + OpenAI-style
+//! body), the C ABI (status enum) and the Python package (exception class) all derive
+//! their face from it, each with an exhaustive `match`.
 
 use std::error::Error as StdError;
 
@@ -81,28 +82,144 @@ pub enum Error {
 /// `Result` with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl Error {
-    /// The stable contract code of this error. Never changes for a given variant.
-    ///
-    /// | code | meaning | HTTP |
-    /// |---|---|---|
-    /// | `invalid_request` | malformed `messages`/`languages`/`dictionary`/options | 400 |
-    /// | `unsupported_audio_type` | not wav/webm/mp3/m4a/ogg | 400 |
-    /// | `audio_decode_failed` | supported type, undecodable content | 400 |
-    /// | `file_too_large` | upload over the size limit | 413 |
-    /// | `audio_too_long` | decoded audio over the duration limit | 400 |
-    /// | `model_unavailable` | model file missing or unloadable | 500 |
-    /// | `transcription_failed` | engine or provider failure | 502 |
+/// Whether an error is the caller's doing (HTTP 4xx) or the service's (HTTP 5xx).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// The request is wrong: fix it before trying again.
+    Client,
+    /// The service could not do its part: the same request may work later.
+    Server,
+}
+
+/// The stable contract code of an [`Error`]: its string, HTTP status and class.
+///
+/// Deliberately not `#[non_exhaustive]`: every face (the HTTP server, the C ABI, the
+/// Python package) maps it with an exhaustive `match`, so a new code does not compile
+/// until each of them handles it.
+///
+/// | code | meaning | HTTP |
+/// |---|---|---|
+/// | `invalid_request` | malformed `messages`/`languages`/`dictionary`/options | 400 |
+/// | `unsupported_audio_type` | not wav/webm/mp3/m4a/ogg | 400 |
+/// | `audio_decode_failed` | supported type, undecodable content | 400 |
+/// | `file_too_large` | upload over the size limit | 413 |
+/// | `audio_too_long` | decoded audio over the duration limit | 400 |
+/// | `model_unavailable` | model file missing or unloadable | 500 |
+/// | `transcription_failed` | engine or provider failure | 502 |
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// `invalid_request`: a request field or option is malformed or over a limit.
+    InvalidRequest,
+    /// `unsupported_audio_type`: the bytes are not wav, webm, mp3, m4a or ogg.
+    UnsupportedAudioType,
+    /// `audio_decode_failed`: a supported container whose content cannot be decoded.
+    AudioDecodeFailed,
+    /// `file_too_large`: the upload is over the size limit.
+    FileTooLarge,
+    /// `audio_too_long`: the audio is over the duration limit.
+    AudioTooLong,
+    /// `model_unavailable`: the model is missing or cannot be loaded.
+    ModelUnavailable,
+    /// `transcription_failed`: the engine or a provider failed, or the timeout passed.
+    TranscriptionFailed,
+}
+
+impl ErrorCode {
+    /// Every code, in the contract's order (the C status values follow it).
+    pub const ALL: [ErrorCode; 7] = [
+        ErrorCode::InvalidRequest,
+        ErrorCode::UnsupportedAudioType,
+        ErrorCode::AudioDecodeFailed,
+        ErrorCode::FileTooLarge,
+        ErrorCode::AudioTooLong,
+        ErrorCode::ModelUnavailable,
+        ErrorCode::TranscriptionFailed,
+    ];
+
+    /// The stable string (`"invalid_request"`, ...). Never changes for a given code.
     #[must_use]
-    pub fn code(&self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
-            Error::InvalidRequest { .. } => "invalid_request",
-            Error::UnsupportedAudioType { .. } => "unsupported_audio_type",
-            Error::AudioDecode { .. } => "audio_decode_failed",
-            Error::FileTooLarge { .. } => "file_too_large",
-            Error::AudioTooLong { .. } => "audio_too_long",
-            Error::ModelUnavailable { .. } => "model_unavailable",
-            Error::TranscriptionFailed { .. } => "transcription_failed",
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::UnsupportedAudioType => "unsupported_audio_type",
+            ErrorCode::AudioDecodeFailed => "audio_decode_failed",
+            ErrorCode::FileTooLarge => "file_too_large",
+            ErrorCode::AudioTooLong => "audio_too_long",
+            ErrorCode::ModelUnavailable => "model_unavailable",
+            ErrorCode::TranscriptionFailed => "transcription_failed",
+        }
+    }
+
+    /// The HTTP status the server answers with.
+    #[must_use]
+    pub const fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::InvalidRequest
+            | ErrorCode::UnsupportedAudioType
+            | ErrorCode::AudioDecodeFailed
+            | ErrorCode::AudioTooLong => 400,
+            ErrorCode::FileTooLarge => 413,
+            ErrorCode::ModelUnavailable => 500,
+            ErrorCode::TranscriptionFailed => 502,
+        }
+    }
+
+    /// Whose doing the error is: [`ErrorClass::Client`] for every 4xx code.
+    #[must_use]
+    pub const fn class(self) -> ErrorClass {
+        if self.http_status() < 500 {
+            ErrorClass::Client
+        } else {
+            ErrorClass::Server
+        }
+    }
+
+    /// The code of a stable string, `None` for a string that is no code.
+    #[must_use]
+    pub fn from_name(code: &str) -> Option<Self> {
+        ErrorCode::ALL
+            .into_iter()
+            .find(|known| known.as_str() == code)
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for ErrorCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<ErrorCode> for &str {
+    fn eq(&self, other: &ErrorCode) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl Error {
+    /// The stable contract code of this error (see [`ErrorCode`]). Never changes for a
+    /// given variant.
+    #[must_use]
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::InvalidRequest { .. } => ErrorCode::InvalidRequest,
+            Error::UnsupportedAudioType { .. } => ErrorCode::UnsupportedAudioType,
+            Error::AudioDecode { .. } => ErrorCode::AudioDecodeFailed,
+            Error::FileTooLarge { .. } => ErrorCode::FileTooLarge,
+            Error::AudioTooLong { .. } => ErrorCode::AudioTooLong,
+            Error::ModelUnavailable { .. } => ErrorCode::ModelUnavailable,
+            Error::TranscriptionFailed { .. } => ErrorCode::TranscriptionFailed,
         }
     }
 
@@ -133,5 +250,37 @@ impl Error {
             message: message.into(),
             source: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_keep_their_statuses() {
+        let statuses: Vec<(&str, u16)> = ErrorCode::ALL
+            .iter()
+            .map(|code| (code.as_str(), code.http_status()))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                ("invalid_request", 400),
+                ("unsupported_audio_type", 400),
+                ("audio_decode_failed", 400),
+                ("file_too_large", 413),
+                ("audio_too_long", 400),
+                ("model_unavailable", 500),
+                ("transcription_failed", 502),
+            ]
+        );
+        for code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_name(code.as_str()), Some(code));
+            assert_eq!(code.to_string(), code.as_str());
+            let client = code.class() == ErrorClass::Client;
+            assert_eq!(client, code.http_status() < 500, "{code}");
+        }
+        assert_eq!(ErrorCode::from_name("panic"), None);
     }
 }

@@ -19,15 +19,19 @@ pub mod engine;
 pub mod error;
 pub mod model;
 pub mod providers;
+mod request;
+#[cfg(feature = "server")]
+pub mod server;
 mod transcriber;
 pub mod transcript;
 
 pub use audio::AudioLimits;
 pub use context::{Dictionary, Language, Languages, Message, Role};
 pub use engine::Decoding;
-pub use error::{Error, Result};
+pub use error::{Error, ErrorClass, ErrorCode, Result};
 pub use providers::{EndpointConfig, SpeechProvider};
-pub use transcriber::{
-    Audio, ContextTranscriber, ContextTranscriberBuilder, MAX_PCM_SAMPLE_RATE, MIN_PCM_SAMPLE_RATE,
+pub use request::{
+    Audio, CheckedAudio, MAX_PCM_SAMPLE_RATE, MIN_PCM_SAMPLE_RATE, TranscriptionRequest,
 };
+pub use transcriber::{ContextTranscriber, ContextTranscriberBuilder};
 pub use transcript::{StageTimings, Transcript};

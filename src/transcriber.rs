@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::audio::{self, AudioLimits, TARGET_SAMPLE_RATE};
+use crate::audio::{AudioLimits, TARGET_SAMPLE_RATE};
 use crate::config;
 use crate::context::TermOrigin;
 use crate::context::prompt::MAX_GLOSSARY_TERMS;
@@ -18,44 +18,13 @@ use crate::engine::{
 };
 use crate::error::{Error, Result};
 use crate::providers::{self, EndpointConfig, LlmCorrector, SpeechProvider};
+use crate::request::{Audio, TranscriptionRequest};
 use crate::transcript::{StageTimings, Transcript};
-
-/// Lowest PCM sample rate accepted for [`Audio::Pcm`].
-pub const MIN_PCM_SAMPLE_RATE: u32 = 1_000;
-/// Highest PCM sample rate accepted for [`Audio::Pcm`].
-pub const MAX_PCM_SAMPLE_RATE: u32 = 384_000;
 
 /// Biasing weight of a dictionary term (the caller says it matters).
 const DICTIONARY_BIAS_WEIGHT: f32 = 1.0;
 /// Biasing weight of a term mined from the messages (it may not be said).
 const MINED_BIAS_WEIGHT: f32 = 0.8;
-
-/// The audio of one request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Audio {
-    /// An encoded file (wav, webm, mp3, m4a or ogg); the container is detected from the
-    /// bytes, never from a file name.
-    Encoded(Vec<u8>),
-    /// Mono PCM samples in [-1, 1] at `sample_rate` Hz (resampled to 16 kHz if needed).
-    Pcm {
-        /// The samples.
-        samples: Vec<f32>,
-        /// Their rate in Hz.
-        sample_rate: u32,
-    },
-}
-
-impl From<Vec<u8>> for Audio {
-    fn from(bytes: Vec<u8>) -> Self {
-        Audio::Encoded(bytes)
-    }
-}
-
-impl From<&[u8]> for Audio {
-    fn from(bytes: &[u8]) -> Self {
-        Audio::Encoded(bytes.to_vec())
-    }
-}
 
 /// Transcribes audio files, helped by chat-style context and a dictionary of terms.
 ///
@@ -115,24 +84,46 @@ impl ContextTranscriber {
         dictionary: Dictionary,
     ) -> Result<Transcript> {
         let this = self.clone();
-        let work = move || this.transcribe_blocking(audio, messages, languages, dictionary);
-        let (sender, receiver) = tokio::sync::oneshot::channel();
-        let job = move || {
-            let _ = sender.send(work());
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => drop(handle.spawn_blocking(job)),
-            Err(_) => drop(std::thread::spawn(job)),
-        }
-        receiver.await.unwrap_or_else(|_| {
-            Err(Error::TranscriptionFailed {
-                message: "the transcription worker stopped unexpectedly".into(),
-                source: None,
-            })
+        off_the_async_threads(move || {
+            this.transcribe_blocking(audio, messages, languages, dictionary)
         })
+        .await
+    }
+
+    /// Transcribes a request checked already ([`TranscriptionRequest`]): nothing is
+    /// validated or probed again. Like [`ContextTranscriber::transcribe`] otherwise.
+    ///
+    /// # Errors
+    /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
+    pub async fn transcribe_request(&self, request: TranscriptionRequest) -> Result<Transcript> {
+        let this = self.clone();
+        off_the_async_threads(move || this.transcribe_request_blocking(request)).await
     }
 
     /// Like [`ContextTranscriber::transcribe`], on the calling thread; blocks until done.
+    /// Checks the inputs ([`TranscriptionRequest::check`]), then
+    /// [`ContextTranscriber::transcribe_request_blocking`].
+    ///
+    /// # Errors
+    /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
+    pub fn transcribe_blocking(
+        &self,
+        audio: Audio,
+        messages: Vec<Message>,
+        languages: Languages,
+        dictionary: Dictionary,
+    ) -> Result<Transcript> {
+        let request = TranscriptionRequest::check(
+            audio,
+            messages,
+            languages,
+            dictionary,
+            &self.inner.limits,
+        )?;
+        self.transcribe_request_blocking(request)
+    }
+
+    /// A checked request's transcript, on the calling thread; blocks until done.
     ///
     /// The pipeline, stage by stage: decode the audio ->
     /// the context's terms ([`ContextTerms`]) -> per window of speech, one encoding and
@@ -151,17 +142,16 @@ impl ContextTranscriber {
     ///
     /// # Errors
     /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
-    pub fn transcribe_blocking(
-        &self,
-        audio: Audio,
-        messages: Vec<Message>,
-        languages: Languages,
-        dictionary: Dictionary,
-    ) -> Result<Transcript> {
+    pub fn transcribe_request_blocking(&self, request: TranscriptionRequest) -> Result<Transcript> {
+        let TranscriptionRequest {
+            audio,
+            messages,
+            languages,
+            dictionary,
+        } = request;
         let started = Instant::now();
         let deadline = self.inner.timeout.map(|t| started + t);
-        let messages = context::validate_messages(messages)?;
-        let samples = self.decode(audio)?;
+        let samples = audio.decode(&self.inner.limits)?;
         let decoded = Instant::now();
         let terms = ContextTerms::from_context(&messages, &dictionary);
         let (output, edits) = self.recognise(&samples, &languages, &messages, &terms, deadline)?;
@@ -420,45 +410,27 @@ impl ContextTranscriber {
     pub fn audio_limits(&self) -> &AudioLimits {
         &self.inner.limits
     }
+}
 
-    fn decode(&self, audio: Audio) -> Result<Vec<f32>> {
-        let limits = &self.inner.limits;
-        match audio {
-            Audio::Encoded(bytes) => Ok(audio::decode_to_16k_mono(&bytes, limits)?.samples),
-            Audio::Pcm {
-                samples,
-                sample_rate,
-            } => {
-                if !(MIN_PCM_SAMPLE_RATE..=MAX_PCM_SAMPLE_RATE).contains(&sample_rate) {
-                    return Err(Error::invalid(
-                        "file",
-                        format!(
-                            "PCM sample rate must be between {MIN_PCM_SAMPLE_RATE} and \
-                             {MAX_PCM_SAMPLE_RATE} Hz, got {sample_rate}"
-                        ),
-                    ));
-                }
-                if samples.len() as f64 / f64::from(sample_rate) > limits.max_duration_secs {
-                    return Err(Error::AudioTooLong {
-                        limit_secs: limits.max_duration_secs,
-                    });
-                }
-                let mut samples = if sample_rate == TARGET_SAMPLE_RATE {
-                    samples
-                } else {
-                    audio::resample_to_16k(&samples, sample_rate)?
-                };
-                for sample in &mut samples {
-                    *sample = if sample.is_finite() {
-                        sample.clamp(-1.0, 1.0)
-                    } else {
-                        0.0
-                    };
-                }
-                Ok(samples)
-            }
-        }
+/// Runs `work` off the async threads (on Tokio's blocking pool inside a Tokio runtime,
+/// else on a thread of its own) and waits for its result.
+async fn off_the_async_threads(
+    work: impl FnOnce() -> Result<Transcript> + Send + 'static,
+) -> Result<Transcript> {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let job = move || {
+        let _ = sender.send(work());
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => drop(handle.spawn_blocking(job)),
+        Err(_) => drop(std::thread::spawn(job)),
     }
+    receiver.await.unwrap_or_else(|_| {
+        Err(Error::TranscriptionFailed {
+            message: "the transcription worker stopped unexpectedly".into(),
+            source: None,
+        })
+    })
 }
 
 /// True when the prompted transcript `second` still holds about as much speech as the
@@ -541,13 +513,15 @@ impl ContextTranscriberBuilder {
         self
     }
 
-    /// Engine threads per transcription. Default: `$CTXSCRIBE_THREADS`, else all cores.
+    /// Engine threads per transcription, 1 to [`config::MAX_THREADS`] (checked by
+    /// [`Self::build`]). Default: `$CTXSCRIBE_THREADS`, else all cores.
     pub fn with_threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads);
         self
     }
 
-    /// Greedy (default) or beam-search decoding.
+    /// Greedy (default) or beam-search decoding, 1 to [`config::MAX_BEAM_SIZE`] beams
+    /// (checked by [`Self::build`]).
     pub fn with_decoding(mut self, decoding: Decoding) -> Self {
         self.decoding = decoding;
         self
@@ -607,10 +581,19 @@ impl ContextTranscriberBuilder {
     /// Loads the model (or sets up the remote speech provider, which loads none).
     ///
     /// # Errors
+    /// [`Error::InvalidRequest`] for threads or beams out of range ([`config::check_threads`],
+    /// [`config::check_beam_size`]).
     /// [`Error::ModelUnavailable`] when the model (or the configured VAD model) is missing
     /// or cannot be loaded; the message names the setup command. The same when a remote
     /// provider is configured in a build without the `remote` feature.
     pub fn build(self) -> Result<ContextTranscriber> {
+        let threads = match self.threads {
+            Some(threads) => config::check_threads(i64::try_from(threads).unwrap_or(i64::MAX))?,
+            None => config::default_threads(),
+        };
+        if let Decoding::BeamSearch { beam_size } = self.decoding {
+            config::check_beam_size(beam_size.into())?;
+        }
         let llm = match self.llm {
             LlmSetting::Default => config::llm_correction_from_env(),
             LlmSetting::Off => None,
@@ -634,23 +617,7 @@ impl ContextTranscriberBuilder {
                 }),
             });
         }
-        let model_path = match self.model_path {
-            Some(path) => path,
-            None => config::default_model_path().ok_or_else(|| Error::ModelUnavailable {
-                message: format!(
-                    "no model installed: run `{}` to install the default model, or set {} to \
-                     a whisper.cpp ggml/gguf file (searched: {})",
-                    config::SETUP_COMMAND,
-                    config::ENV_MODEL,
-                    config::model_search_dirs()
-                        .iter()
-                        .map(|d| d.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                source: None,
-            })?,
-        };
+        let model_path = config::resolve_model_path(self.model_path)?;
         let vad_model_path = match self.vad {
             VadSetting::Default => config::default_vad_model_path(&model_path),
             VadSetting::Path(path) => Some(path),
@@ -659,7 +626,7 @@ impl ContextTranscriberBuilder {
         let engine = WhisperEngine::load(&EngineConfig {
             model_path,
             vad_model_path,
-            threads: self.threads.unwrap_or_else(config::default_threads),
+            threads,
             decoding: self.decoding,
         })?;
         Ok(ContextTranscriber {

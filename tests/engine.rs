@@ -496,7 +496,7 @@ fn odd_signals_reach_the_decoder_and_end_in_text_or_typed_errors() {
         ) {
             Ok(transcript) => assert!(transcript.text.len() < 200, "{name}: {}", transcript.text),
             Err(error) => assert!(
-                ["invalid_request", "transcription_failed"].contains(&error.code()),
+                ["invalid_request", "transcription_failed"].contains(&error.code().as_str()),
                 "{name}: {error}"
             ),
         }

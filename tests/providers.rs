@@ -2,18 +2,18 @@
 //! correction step, against fake OpenAI-compatible servers on loopback (success, 4xx,
 //! 5xx with retries, 429 with `Retry-After`, slow, malformed JSON, connection refused,
 //! key never leaked, connection reuse), and end to end with a second ctxscribe server
-//! (`examples/server.rs`, the real engine) as the remote speech provider.
+//! (`ctxscribe::server`, the real engine) as the remote speech provider.
 
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::server::Server;
 use common::*;
 use ctxscribe::context::ContextLayers;
 use ctxscribe::{
@@ -563,85 +563,9 @@ fn a_failing_llm_fails_the_transcription_without_the_key() {
 // End to end: a second ctxscribe server as the remote speech provider
 // ---------------------------------------------------------------------------------------
 
-fn server_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        let exe = std::env::current_exe().expect("path of the test binary");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("the test binary lives in <target>/<profile>/deps");
-        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-            Some("debug") => "dev".to_owned(),
-            Some(name) => name.to_owned(),
-            None => panic!("no profile directory above {}", exe.display()),
-        };
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let output = Command::new(cargo)
-            .args(["build", "--profile", &profile, "--features", "server"])
-            .args(["--example", "server"])
-            .current_dir(repo_root())
-            .output()
-            .expect("run cargo build for the server example");
-        assert!(
-            output.status.success(),
-            "building the server example failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        profile_dir
-            .join("examples")
-            .join(format!("server{}", std::env::consts::EXE_SUFFIX))
-    })
-}
-
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Starts the ctxscribe server (English tiny model, one thread) with `env` only.
 fn start_server(env: &[(&str, &str)]) -> Server {
-    let mut command = Command::new(server_binary());
-    command
-        .args(["--host", "127.0.0.1", "--port", "0", "--log-format", "json"])
-        .args(["--threads", "1", "--model"])
-        .arg(model("ggml-tiny.en.bin"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    for (name, _) in std::env::vars() {
-        if name.starts_with("CTXSCRIBE_") {
-            command.env_remove(name);
-        }
-    }
-    command.envs(env.iter().copied());
-    let mut child = command.spawn().expect("start the server");
-    let stderr = child.stderr.take().expect("piped stderr");
-    let (ready, listening) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if let Ok(entry) = serde_json::from_str::<Value>(&line)
-                && entry["message"]
-                    .as_str()
-                    .is_some_and(|m| m.starts_with("listening on"))
-                && let Some(addr) = entry["addr"].as_str().and_then(|a| a.parse().ok())
-            {
-                let _ = ready.send(addr);
-            }
-        }
-    });
-    let addr = listening
-        .recv_timeout(Duration::from_secs(120))
-        .expect("the server listens");
-    Server { child, addr }
+    common::server::start(&[], env)
 }
 
 /// POSTs a file and form fields to a server with reqwest; returns status and JSON.

@@ -1,22 +1,23 @@
-//! End-to-end tests of the reference HTTP server (`examples/server/`): the compiled
-//! server on a free loopback port, real audio, the real engine (English tiny for speed,
+//! End-to-end tests of the reference HTTP server (`ctxscribe::server`, as the
+//! `ctxscribe-server` binary): the compiled server on a free loopback port, real audio, the real engine (English tiny for speed,
 //! base where the timing matters), and a raw HTTP/1.1 client so every byte on the wire
 //! is under the test's control. One more test drives the server with the official
 //! OpenAI Python SDK.
 //!
-//! The first test that needs the server builds it (`cargo build --example server` with
-//! this test's profile: a no-op when it is up to date). The SDK test needs the virtual
-//! environment made by `scripts/setup-test-venv.sh` (`make setup` runs it).
+//! The server is the `ctxscribe-server` binary Cargo builds for the tests
+//! (`tests/common/server.rs` starts it). The SDK test needs the virtual environment made
+//! by `scripts/setup-test-venv.sh` (`make setup` runs it).
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::process::{Command, ExitStatus};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
+use common::server::{Server, launch, start};
 use common::*;
 use serde_json::{Value, json};
 
@@ -25,132 +26,7 @@ const JFK: &str = "And so my fellow Americans, ask not what your country can do 
                    what you can do for your country.";
 const MIB: usize = 1024 * 1024;
 
-// ---------------------------------------------------------------------------------------
-// The server process
-// ---------------------------------------------------------------------------------------
-
-/// The server binary, built once per test run with this test binary's profile.
-fn server_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        // This test runs from <target>/<profile>/deps/; examples go to <target>/<profile>/examples/.
-        let exe = std::env::current_exe().expect("path of the test binary");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("the test binary lives in <target>/<profile>/deps");
-        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-            Some("debug") => "dev".to_owned(),
-            Some(name) => name.to_owned(),
-            None => panic!("no profile directory above {}", exe.display()),
-        };
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let output = Command::new(cargo)
-            .args(["build", "--profile", &profile, "--features", "server"])
-            .args(["--example", "server"])
-            .current_dir(repo_root())
-            .output()
-            .expect("run cargo build for the server example");
-        assert!(
-            output.status.success(),
-            "building the server example failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let binary = profile_dir
-            .join("examples")
-            .join(format!("server{}", std::env::consts::EXE_SUFFIX));
-        assert!(binary.is_file(), "no server binary at {}", binary.display());
-        binary
-    })
-}
-
-/// A running server; killed when dropped.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    logs: Arc<Mutex<Vec<String>>>,
-}
-
-/// Starts the server with the English tiny model, one engine thread, JSON logs, on a
-/// free port, plus `args` (later flags win) and `env` (every other `CTXSCRIBE_*`
-/// variable is removed), and waits until it listens.
-fn start(args: &[&str], env: &[(&str, &str)]) -> Server {
-    launch(args, env).unwrap_or_else(|(status, logs)| {
-        panic!(
-            "the server did not start ({status:?}):\n{}",
-            logs.join("\n")
-        )
-    })
-}
-
-/// Like [`start`]; a server that exits or does not listen within two minutes gives its
-/// exit status (if it exited) and its log lines.
-fn launch(
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> Result<Server, (Option<ExitStatus>, Vec<String>)> {
-    let tiny = model("ggml-tiny.en.bin");
-    let mut command = Command::new(server_binary());
-    command
-        .args(["--host", "127.0.0.1", "--port", "0", "--log-format", "json"])
-        .args(["--threads", "1", "--model"])
-        .arg(&tiny)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    for (name, _) in std::env::vars() {
-        if name.starts_with("CTXSCRIBE_") {
-            command.env_remove(name);
-        }
-    }
-    command.envs(env.iter().copied());
-    let mut child = command.spawn().expect("start the server");
-    let stderr = child.stderr.take().expect("piped stderr");
-    let logs = Arc::new(Mutex::new(Vec::new()));
-    let (ready, listening) = mpsc::channel();
-    let sink = Arc::clone(&logs);
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if let Ok(entry) = serde_json::from_str::<Value>(&line)
-                && entry["message"]
-                    .as_str()
-                    .is_some_and(|m| m.starts_with("listening on"))
-                && let Some(addr) = entry["addr"].as_str().and_then(|a| a.parse().ok())
-            {
-                let _ = ready.send(addr);
-            }
-            sink.lock().expect("log lock").push(line);
-        }
-    });
-    match listening.recv_timeout(Duration::from_secs(120)) {
-        Ok(addr) => Ok(Server { child, addr, logs }),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            // Its stderr closed: the server is exiting.
-            let status = child.wait().ok();
-            Err((status, logs.lock().expect("log lock").clone()))
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            Err((None, logs.lock().expect("log lock").clone()))
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl Server {
-    fn logs(&self) -> Vec<String> {
-        self.logs.lock().expect("log lock").clone()
-    }
-
     /// The JSON log lines, parsed.
     fn log_entries(&self) -> Vec<Value> {
         self.logs()

@@ -15,6 +15,11 @@ pub const CTXSCRIBE_MAX_BEAM_SIZE: u32 = 8;
 /// The most engine threads per transcription (ggml's `GGML_MAX_N_THREADS`).
 pub const CTXSCRIBE_MAX_THREADS: u32 = 512;
 
+// The limits live in the library (`ctxscribe::config`); the header needs literals, so
+// these are copies that must not drift.
+const _: () = assert!(CTXSCRIBE_MAX_BEAM_SIZE == ctxscribe::config::MAX_BEAM_SIZE as u32);
+const _: () = assert!(CTXSCRIBE_MAX_THREADS as usize == ctxscribe::config::MAX_THREADS);
+
 /// Settings for `ctxscribe_transcriber_new()`; every setting has a default.
 ///
 /// Created by `ctxscribe_config_new()`, freed by `ctxscribe_config_free()`. A config may
@@ -228,17 +233,9 @@ pub unsafe extern "C" fn ctxscribe_config_set_threads(
     let body = || {
         // SAFETY: `config` is NULL or a live config nobody else uses (contract).
         let config = unsafe { ptr::try_mut(config, "config") }?;
-        if threads > CTXSCRIBE_MAX_THREADS {
-            return Err(Failure::invalid(
-                "threads",
-                format!(
-                    "threads must be 0 (the default) to {CTXSCRIBE_MAX_THREADS}, got {threads}"
-                ),
-            ));
-        }
-        config.threads = match usize::try_from(threads) {
-            Ok(0) | Err(_) => None,
-            Ok(n) => Some(n),
+        config.threads = match threads {
+            0 => None,
+            n => Some(ctxscribe::config::check_threads(n.into())?),
         };
         Ok(())
     };
@@ -267,20 +264,9 @@ pub unsafe extern "C" fn ctxscribe_config_set_beam_size(
     let body = || {
         // SAFETY: `config` is NULL or a live config nobody else uses (contract).
         let config = unsafe { ptr::try_mut(config, "config") }?;
-        config.decoding = match u8::try_from(beam_size) {
-            Ok(0) => Decoding::Greedy,
-            Ok(beams) if u32::from(beams) <= CTXSCRIBE_MAX_BEAM_SIZE => {
-                Decoding::BeamSearch { beam_size: beams }
-            }
-            _ => {
-                return Err(Failure::invalid(
-                    "beam_size",
-                    format!(
-                        "beam_size must be 0 (greedy) or 1 to {CTXSCRIBE_MAX_BEAM_SIZE} \
-                         beams, got {beam_size}"
-                    ),
-                ));
-            }
+        config.decoding = match beam_size {
+            0 => Decoding::Greedy,
+            n => ctxscribe::config::check_beam_size(n.into())?,
         };
         Ok(())
     };

@@ -4,6 +4,8 @@ use std::any::Any;
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use ctxscribe::ErrorCode;
+
 /// The outcome of a fallible call.
 ///
 /// Values are explicit and stable: a value is never reused for another meaning. Values
@@ -66,17 +68,28 @@ fn status_codes() -> &'static [(ctxscribe_status, &'static CStr)] {
     &CODES
 }
 
+impl From<ErrorCode> for ctxscribe_status {
+    /// The status of a library code: one exhaustive `match`, so a code added to the
+    /// library does not compile until it has a status here.
+    fn from(code: ErrorCode) -> Self {
+        match code {
+            ErrorCode::InvalidRequest => ctxscribe_status::InvalidRequest,
+            ErrorCode::UnsupportedAudioType => ctxscribe_status::UnsupportedAudioType,
+            ErrorCode::AudioDecodeFailed => ctxscribe_status::AudioDecodeFailed,
+            ErrorCode::FileTooLarge => ctxscribe_status::FileTooLarge,
+            ErrorCode::AudioTooLong => ctxscribe_status::AudioTooLong,
+            ErrorCode::ModelUnavailable => ctxscribe_status::ModelUnavailable,
+            ErrorCode::TranscriptionFailed => ctxscribe_status::TranscriptionFailed,
+        }
+    }
+}
+
 impl ctxscribe_status {
-    /// The status for a library error code (`ctxscribe::Error::code()`); codes added to the
-    /// library after this ABI version map to [`ctxscribe_status::UnknownError`].
+    /// The status for a library code string (`ctxscribe::ErrorCode::as_str`); a string
+    /// that is no library code maps to [`ctxscribe_status::UnknownError`].
     #[must_use]
     pub fn from_code(code: &str) -> Self {
-        status_codes()
-            .iter()
-            .find(|(status, name)| {
-                (1..100).contains(&(*status as u32)) && name.to_bytes() == code.as_bytes()
-            })
-            .map_or(ctxscribe_status::UnknownError, |(status, _)| *status)
+        ErrorCode::from_name(code).map_or(ctxscribe_status::UnknownError, Self::from)
     }
 
     /// The code string of this status (`"invalid_request"`, `"null_argument"`, ...).
@@ -170,8 +183,8 @@ impl Failure {
 impl From<ctxscribe::Error> for Failure {
     fn from(error: ctxscribe::Error) -> Self {
         Failure {
-            status: ctxscribe_status::from_code(error.code()),
-            code: error.code(),
+            status: error.code().into(),
+            code: error.code().as_str(),
             param: error.param(),
             message: error.to_string(),
         }

@@ -129,10 +129,15 @@ fn every_library_error_maps_to_its_status() {
         ),
     ];
     for (error, status) in errors {
-        let code = error.code();
+        let code = error.code().as_str();
         let failure = Failure::from(error);
         assert_eq!(failure.status, status, "{code}");
         assert_eq!(status.code().to_str(), Ok(code));
+    }
+    for code in ctxscribe::ErrorCode::ALL {
+        let status = ctxscribe_status::from(code);
+        assert_eq!(status.code().to_str(), Ok(code.as_str()));
+        assert!((1..100).contains(&(status as u32)), "{code}");
     }
     assert_eq!(
         ctxscribe_status::from_code("a_code_added_later"),

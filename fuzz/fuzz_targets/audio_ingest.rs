@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(pcm.samples.iter().all(|s| s.is_finite() && s.abs() <= 1.0));
         }
         Err(error) => {
-            assert!(!error.code().is_empty());
+            assert!(!error.code().as_str().is_empty());
         }
     }
 });

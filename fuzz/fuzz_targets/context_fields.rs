@@ -31,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
                 let total: usize = messages.iter().map(|m| m.content.len()).sum();
                 assert!(total <= MAX_TOTAL_MESSAGE_BYTES);
             }
-            Err(e) => assert_eq!((e.code(), e.param()), ("invalid_request", Some("messages"))),
+            Err(e) => assert_eq!((e.code().as_str(), e.param()), ("invalid_request", Some("messages"))),
         },
         1 => match parse_languages(input) {
             Ok(languages) => {
@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             Err(e) => assert_eq!(
-                (e.code(), e.param()),
+                (e.code().as_str(), e.param()),
                 ("invalid_request", Some("languages"))
             ),
         },
@@ -51,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
                 assert!(terms.iter().all(|t| t.chars().count() <= MAX_TERM_CHARS));
             }
             Err(e) => assert_eq!(
-                (e.code(), e.param()),
+                (e.code().as_str(), e.param()),
                 ("invalid_request", Some("dictionary"))
             ),
         },

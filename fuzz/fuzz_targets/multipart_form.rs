@@ -1,16 +1,14 @@
 //! The server's multipart request handler: the body of `POST /v1/audio/transcriptions`
 //! through `read_form` (multer, streaming, with the server's size limits) and
-//! `Form::into_job` (field rules, `detect_format`, the library's validators).
+//! `Form::into_request` (field rules, the audio probe, the library's validators).
 //!
-//! The server's own modules are compiled in as they are (`#[path]`), so this is the code
-//! the server runs. Every body must give a job or a typed `ApiError` with a 4xx status.
+//! The server's modules come from the library (`ctxscribe::server`, feature `server`), so
+//! this is the code the server runs. Every body must give a checked request or a typed
+//! `ApiError` with a 4xx status.
 #![no_main]
-#![allow(dead_code)]
 
-#[path = "../../examples/server/api_error.rs"]
-mod api_error;
-#[path = "../../examples/server/form.rs"]
-mod form;
+use ctxscribe::AudioLimits;
+use ctxscribe::server::form;
 
 use std::sync::OnceLock;
 
@@ -53,12 +51,18 @@ fuzz_target!(|data: &[u8]| {
             form::read_form(&mut chunked, BOUNDARY.to_owned(), max_file, max_body).await
         }
     });
-    let outcome = result.and_then(form::Form::into_job);
+    let limits = AudioLimits {
+        max_file_bytes: max_file,
+        ..AudioLimits::default()
+    };
+    let outcome = result.and_then(|form| form.into_request(&limits));
     match outcome {
-        Ok(job) => assert!(job.audio.len() <= max_file as usize),
+        Ok(request) => {
+            assert!(request.audio().encoded_len().unwrap_or(0) <= max_file as usize)
+        }
         Err(error) => {
             let status = error.status();
-            assert!(status.is_client_error(), "{} -> {status}", error.code);
+            assert!(status.is_client_error(), "{} -> {status}", error.code.as_str());
             assert!(!error.message.is_empty());
         }
     }

@@ -18,6 +18,7 @@
 //! `create_exception!` takes one base only, and `#[pyclass(extends = PyException)]` needs
 //! Python >= 3.12 under abi3).
 
+use ctxscribe::{ErrorClass, ErrorCode};
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -34,70 +35,60 @@ const BASE: (&str, &str) = (
      ``\"file\"``, a constructor argument) or is ``None``.",
 );
 
-/// One subclass per contract code.
+/// The subclass of a contract code.
 struct Subclass {
     name: &'static str,
-    code: &'static str,
-    /// Also a `ValueError`: the caller's input is wrong.
-    value_error: bool,
     doc: &'static str,
 }
 
-const SUBCLASSES: [Subclass; 7] = [
-    Subclass {
-        name: "InvalidRequestError",
-        code: "invalid_request",
-        value_error: true,
-        doc: "A request field (``messages``, ``languages``, ``dictionary``), the audio argument \
-              or a constructor option is malformed, of the wrong type or over a limit.",
-    },
-    Subclass {
-        name: "UnsupportedAudioTypeError",
-        code: "unsupported_audio_type",
-        value_error: true,
-        doc: "The audio is not wav, webm, mp3, m4a or ogg (flac, aiff, text, ...); the \
-              container is detected from the bytes, never from a file name.",
-    },
-    Subclass {
-        name: "AudioDecodeError",
-        code: "audio_decode_failed",
-        value_error: true,
-        doc: "The audio is of a supported type but cannot be decoded (truncated, corrupt, \
-              empty).",
-    },
-    Subclass {
-        name: "FileTooLargeError",
-        code: "file_too_large",
-        value_error: true,
-        doc: "The encoded audio is larger than ``max_file_bytes``.",
-    },
-    Subclass {
-        name: "AudioTooLongError",
-        code: "audio_too_long",
-        value_error: true,
-        doc: "The decoded audio is longer than ``max_duration_secs``.",
-    },
-    Subclass {
-        name: "ModelUnavailableError",
-        code: "model_unavailable",
-        value_error: false,
-        doc: "The Whisper model (or the VAD model) is missing or cannot be loaded.",
-    },
-    Subclass {
-        name: "TranscriptionFailedError",
-        code: "transcription_failed",
-        value_error: false,
-        doc: "The engine failed on valid audio, or the transcription ran past ``timeout``.",
-    },
-];
+/// The subclass of every code: one exhaustive `match`, so a code added to the library
+/// does not compile until it has a class here. Client-class codes (HTTP 4xx) are also
+/// `ValueError`s ([`ErrorCode::class`]).
+const fn subclass(code: ErrorCode) -> Subclass {
+    match code {
+        ErrorCode::InvalidRequest => Subclass {
+            name: "InvalidRequestError",
+            doc: "A request field (``messages``, ``languages``, ``dictionary``), the audio \
+                  argument or a constructor option is malformed, of the wrong type or over a \
+                  limit.",
+        },
+        ErrorCode::UnsupportedAudioType => Subclass {
+            name: "UnsupportedAudioTypeError",
+            doc: "The audio is not wav, webm, mp3, m4a or ogg (flac, aiff, text, ...); the \
+                  container is detected from the bytes, never from a file name.",
+        },
+        ErrorCode::AudioDecodeFailed => Subclass {
+            name: "AudioDecodeError",
+            doc: "The audio is of a supported type but cannot be decoded (truncated, corrupt, \
+                  empty).",
+        },
+        ErrorCode::FileTooLarge => Subclass {
+            name: "FileTooLargeError",
+            doc: "The encoded audio is larger than ``max_file_bytes``.",
+        },
+        ErrorCode::AudioTooLong => Subclass {
+            name: "AudioTooLongError",
+            doc: "The decoded audio is longer than ``max_duration_secs``.",
+        },
+        ErrorCode::ModelUnavailable => Subclass {
+            name: "ModelUnavailableError",
+            doc: "The Whisper model (or the VAD model) is missing or cannot be loaded.",
+        },
+        ErrorCode::TranscriptionFailed => Subclass {
+            name: "TranscriptionFailedError",
+            doc: "The engine failed on valid audio, or the transcription ran past ``timeout``.",
+        },
+    }
+}
 
 /// The code a `TranscriptionError` constructed by hand reports.
-const BASE_DEFAULT_CODE: &str = "transcription_failed";
+const BASE_DEFAULT_CODE: ErrorCode = ErrorCode::TranscriptionFailed;
 
 #[derive(Debug)]
 struct Classes {
     base: Py<PyType>,
-    by_code: Vec<(&'static str, Py<PyType>)>,
+    /// One class per code, in the order of [`ErrorCode::ALL`].
+    by_code: Vec<(ErrorCode, Py<PyType>)>,
 }
 
 static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
@@ -123,18 +114,20 @@ fn create_classes(py: Python<'_>) -> PyResult<Classes> {
     let base = new_class(
         BASE.0,
         BASE.1,
-        BASE_DEFAULT_CODE,
+        BASE_DEFAULT_CODE.as_str(),
         PyTuple::new(py, [py.get_type::<PyException>()])?,
     )?;
-    let mut by_code = Vec::with_capacity(SUBCLASSES.len());
-    for subclass in &SUBCLASSES {
-        let bases = if subclass.value_error {
-            PyTuple::new(py, [base.bind(py).clone(), py.get_type::<PyValueError>()])?
-        } else {
-            PyTuple::new(py, [base.bind(py).clone()])?
+    let mut by_code = Vec::with_capacity(ErrorCode::ALL.len());
+    for code in ErrorCode::ALL {
+        let subclass = subclass(code);
+        let bases = match code.class() {
+            ErrorClass::Client => {
+                PyTuple::new(py, [base.bind(py).clone(), py.get_type::<PyValueError>()])?
+            }
+            ErrorClass::Server => PyTuple::new(py, [base.bind(py).clone()])?,
         };
-        let class = new_class(subclass.name, subclass.doc, subclass.code, bases)?;
-        by_code.push((subclass.code, class));
+        let class = new_class(subclass.name, subclass.doc, code.as_str(), bases)?;
+        by_code.push((code, class));
     }
     Ok(Classes { base, by_code })
 }
@@ -144,14 +137,14 @@ pub(crate) fn add_to_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
     let classes = classes(py)?;
     module.add(BASE.0, classes.base.bind(py))?;
-    for (subclass, (_, class)) in SUBCLASSES.iter().zip(&classes.by_code) {
-        module.add(subclass.name, class.bind(py))?;
+    for (code, class) in &classes.by_code {
+        module.add(subclass(*code).name, class.bind(py))?;
     }
     Ok(())
 }
 
-/// The Python exception for a library error: the subclass of its code (the base class for a
-/// code this build does not know), with `.code` and `.param` set.
+/// The Python exception for a library error: the subclass of its code, with `.code` and
+/// `.param` set.
 pub(crate) fn to_pyerr(py: Python<'_>, error: &ctxscribe::Error) -> PyErr {
     new_error(py, error.code(), error.param(), &error.to_string())
 }
@@ -167,7 +160,7 @@ pub(crate) fn invalid(py: Python<'_>, param: &'static str, message: impl Into<St
     )
 }
 
-fn new_error(py: Python<'_>, code: &str, param: Option<&str>, message: &str) -> PyErr {
+fn new_error(py: Python<'_>, code: ErrorCode, param: Option<&str>, message: &str) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let classes = classes(py)?;
         let class = classes
@@ -176,7 +169,7 @@ fn new_error(py: Python<'_>, code: &str, param: Option<&str>, message: &str) -> 
             .find(|(known, _)| *known == code)
             .map_or(&classes.base, |(_, class)| class);
         let instance = class.bind(py).call1((message,))?;
-        instance.setattr(intern!(py, "code"), code)?;
+        instance.setattr(intern!(py, "code"), code.as_str())?;
         instance.setattr(intern!(py, "param"), param)?;
         Ok(PyErr::from_value(instance))
     };

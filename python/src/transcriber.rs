@@ -5,7 +5,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ctxscribe::{Audio, AudioLimits, ContextTranscriber, Decoding};
+use ctxscribe::{Audio, AudioLimits, ContextTranscriber, config};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
@@ -69,14 +69,13 @@ impl PyContextTranscriber {
             VadArg::Enabled(false) => builder.without_vad(),
             VadArg::Model(path) => builder.with_vad_model_path(path),
         };
+        let library_error = |error: ctxscribe::Error| to_pyerr(py, &error);
         if let Some(threads) = threads {
-            builder = builder.with_threads(positive_int(py, "threads", threads, 1024)?);
+            builder = builder.with_threads(config::check_threads(threads).map_err(library_error)?);
         }
         if let Some(beam_size) = beam_size {
-            let beam_size = positive_int(py, "beam_size", beam_size, u8::MAX.into())?;
-            builder = builder.with_decoding(Decoding::BeamSearch {
-                beam_size: u8::try_from(beam_size).unwrap_or(u8::MAX),
-            });
+            builder =
+                builder.with_decoding(config::check_beam_size(beam_size).map_err(library_error)?);
         }
         if let Some(timeout) = timeout {
             builder = builder.with_timeout(positive_secs(py, "timeout", timeout)?);

@@ -182,6 +182,60 @@ pub fn detect_format(bytes: &[u8]) -> Result<AudioFormat, Error> {
 ///   with explicit signalling, a deadline overrun ("decoding took too long"), or a panic
 ///   inside a decoder.
 pub fn decode_to_16k_mono(bytes: &[u8], limits: &AudioLimits) -> Result<Pcm16k, Error> {
+    check_file_size(bytes, limits)?;
+    guard_panics(|| {
+        let probed = probe::probe(bytes)?;
+        decode::decode(bytes, &probed, limits)
+    })
+}
+
+/// An upload whose size and container family are checked: [`ProbedAudio::decode`] decodes
+/// it from that probe, without reading its leading bytes again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbedAudio {
+    bytes: Vec<u8>,
+    probed: probe::Probed,
+}
+
+impl ProbedAudio {
+    /// Checks `bytes` against `limits.max_file_bytes`, then recognises the container
+    /// family (as [`detect_format`] does).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::FileTooLarge`], then [`Error::UnsupportedAudioType`], as for
+    /// [`decode_to_16k_mono`].
+    pub fn new(bytes: Vec<u8>, limits: &AudioLimits) -> Result<Self, Error> {
+        check_file_size(&bytes, limits)?;
+        let probed = guard_panics(|| probe::probe(&bytes))?;
+        Ok(ProbedAudio { bytes, probed })
+    }
+
+    /// The container family.
+    #[must_use]
+    pub fn format(&self) -> AudioFormat {
+        self.probed.format
+    }
+
+    /// The encoded bytes.
+    #[must_use]
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Decodes to 16 kHz mono f32 as [`decode_to_16k_mono`] does, from the probe already
+    /// made.
+    ///
+    /// # Errors
+    ///
+    /// As for [`decode_to_16k_mono`], but for the size and type checks already made.
+    pub fn decode(&self, limits: &AudioLimits) -> Result<Pcm16k, Error> {
+        guard_panics(|| decode::decode(&self.bytes, &self.probed, limits))
+    }
+}
+
+/// [`Error::FileTooLarge`] when `bytes` is over `limits.max_file_bytes`.
+fn check_file_size(bytes: &[u8], limits: &AudioLimits) -> Result<(), Error> {
     let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
     if size > limits.max_file_bytes {
         return Err(Error::FileTooLarge {
@@ -189,10 +243,7 @@ pub fn decode_to_16k_mono(bytes: &[u8], limits: &AudioLimits) -> Result<Pcm16k, 
             limit: limits.max_file_bytes,
         });
     }
-    guard_panics(|| {
-        let probed = probe::probe(bytes)?;
-        decode::decode(bytes, &probed, limits)
-    })
+    Ok(())
 }
 
 /// Resamples mono PCM at `rate` Hz to 16 kHz (a copy when `rate` is already 16 kHz), with
@@ -276,11 +327,11 @@ mod tests {
     #[test]
     fn resample_to_16k_rejects_silly_rates_and_sanitises() {
         assert_eq!(
-            resample_to_16k(&[0.0; 10], 0).map_err(|e| e.code()),
+            resample_to_16k(&[0.0; 10], 0).map_err(|e| e.code().as_str()),
             Err("audio_decode_failed")
         );
         assert_eq!(
-            resample_to_16k(&[0.0; 10], 5_000_000).map_err(|e| e.code()),
+            resample_to_16k(&[0.0; 10], 5_000_000).map_err(|e| e.code().as_str()),
             Err("audio_decode_failed")
         );
         let out = resample_to_16k(&[f32::NAN, f32::INFINITY, 2.0, -3.0, 0.5], 16_000).expect("ok");

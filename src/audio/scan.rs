@@ -274,7 +274,7 @@ mod tests {
         DECODED_PACKETS.with(|n| n.set(0));
         let result = decode_to_16k_mono(bytes, limits)
             .map(|pcm| pcm.duration_secs())
-            .map_err(|e| e.code());
+            .map_err(|e| e.code().as_str());
         (result, DECODED_PACKETS.with(std::cell::Cell::get))
     }
 

@@ -2,6 +2,9 @@
 //! one transcriber per test binary, and the scorer's word normalisation.
 #![allow(dead_code)]
 
+#[cfg(feature = "server")]
+pub mod server;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

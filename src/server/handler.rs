@@ -1,0 +1,346 @@
+//! One request: routing, authentication, the form, the engine slot, the transcript, and
+//! its log line.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body, Incoming};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::json;
+use tracing::info;
+
+use crate::{ContextTranscriber, ErrorCode};
+
+use super::admission::Admission;
+use super::api_error::{ApiError, ServerCode, json_response};
+use super::auth::ApiKeys;
+use super::form::read_form;
+
+/// The transcription endpoint (OpenAI's path).
+const TRANSCRIPTIONS_PATH: &str = "/v1/audio/transcriptions";
+/// The liveness/readiness endpoint.
+const HEALTH_PATH: &str = "/health";
+/// Room for the text fields and the multipart framing on top of the file limit.
+const FORM_OVERHEAD_BYTES: u64 = 4 * 1024 * 1024;
+/// How long an unread request body is drained after an early error response, so the
+/// client reads the answer instead of a connection reset.
+const LINGER_TIME: Duration = Duration::from_secs(5);
+
+#[derive(Debug)]
+pub(crate) struct AppState {
+    pub(crate) transcriber: ContextTranscriber,
+    pub(crate) keys: ApiKeys,
+    pub(crate) admission: Admission,
+    pub(crate) max_file_bytes: u64,
+    pub(crate) request_timeout: Duration,
+    pub(crate) draining: AtomicBool,
+    pub(crate) model_name: String,
+    pub(crate) request_ids: RequestIds,
+}
+
+/// Generated request ids: a keyed hash of a counter (unique, not guessable in order).
+#[derive(Debug, Default)]
+pub(crate) struct RequestIds {
+    pub(crate) counter: AtomicU64,
+    pub(crate) keys: RandomState,
+}
+
+impl RequestIds {
+    /// The client's `X-Request-Id` if it is a short token, else a new id.
+    pub(crate) fn for_request(&self, headers: &HeaderMap) -> String {
+        if let Some(id) = headers.get("x-request-id").and_then(|v| v.to_str().ok())
+            && (1..=128).contains(&id.len())
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+        {
+            return id.to_owned();
+        }
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        format!("req_{:016x}", self.keys.hash_one(n))
+    }
+}
+
+/// What the access log says about one request.
+#[derive(Debug, Default)]
+pub(crate) struct RequestRecord {
+    pub(crate) code: Option<&'static str>,
+    pub(crate) file_bytes: Option<u64>,
+    pub(crate) audio_secs: Option<f64>,
+    pub(crate) read: Option<Duration>,
+    pub(crate) queue: Option<Duration>,
+    pub(crate) decode: Option<Duration>,
+    pub(crate) engine: Option<Duration>,
+}
+
+pub(crate) fn ms(duration: Duration) -> f64 {
+    (duration.as_secs_f64() * 1e6).round() / 1e3
+}
+
+pub(crate) async fn handle(
+    state: &AppState,
+    request: Request<Incoming>,
+    remote: SocketAddr,
+) -> Response<Full<Bytes>> {
+    let started = Instant::now();
+    let id = state.request_ids.for_request(request.headers());
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let mut record = RequestRecord::default();
+    let outcome = match (path.as_str(), &method) {
+        (TRANSCRIPTIONS_PATH, &Method::POST) => {
+            transcriptions(state, request, started, &mut record).await
+        }
+        (HEALTH_PATH, &Method::GET) => Ok(health(state)),
+        (TRANSCRIPTIONS_PATH, _) => Err(not_allowed("POST")),
+        (HEALTH_PATH, _) => Err(not_allowed("GET")),
+        _ => Err(ApiError::new(
+            ServerCode::NotFound,
+            format!("No route {path}: use POST {TRANSCRIPTIONS_PATH} or GET {HEALTH_PATH}."),
+        )),
+    };
+    let mut response = outcome.unwrap_or_else(|error| {
+        record.code = Some(error.code.as_str());
+        error.into_response()
+    });
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    let total = started.elapsed();
+    if let (Some(decode), Some(engine)) = (record.decode, record.engine)
+        && let Ok(value) = HeaderValue::from_str(&format!(
+            "decode;dur={}, engine;dur={}, total;dur={}",
+            ms(decode),
+            ms(engine),
+            ms(total)
+        ))
+    {
+        response.headers_mut().insert("server-timing", value);
+    }
+    let status = response.status().as_u16();
+    // Health probes are frequent and uninteresting when all is well.
+    if path == HEALTH_PATH && status == 200 {
+        tracing::debug!(request_id = %id, status, "health");
+    } else {
+        info!(
+            request_id = %id,
+            remote = %remote.ip(),
+            method = %method,
+            path = %path,
+            status,
+            code = record.code,
+            file_bytes = record.file_bytes,
+            audio_secs = record.audio_secs,
+            read_ms = record.read.map(ms),
+            queue_ms = record.queue.map(ms),
+            decode_ms = record.decode.map(ms),
+            engine_ms = record.engine.map(ms),
+            total_ms = ms(total),
+            "request"
+        );
+    }
+    response
+}
+
+pub(crate) fn not_allowed(allow: &'static str) -> ApiError {
+    ApiError::new(
+        ServerCode::MethodNotAllowed,
+        format!("Method not allowed here; use {allow}."),
+    )
+    .header(header::ALLOW, allow)
+}
+
+pub(crate) fn health(state: &AppState) -> Response<Full<Bytes>> {
+    let draining = state.draining.load(Ordering::SeqCst);
+    let admission = &state.admission;
+    json_response(
+        if draining {
+            StatusCode::SERVICE_UNAVAILABLE
+        } else {
+            StatusCode::OK
+        },
+        &json!({
+            "status": if draining { "draining" } else { "ok" },
+            "model": state.model_name,
+            "multilingual": state.transcriber.is_multilingual(),
+            "auth": state.keys.is_enabled(),
+            "in_flight": admission.in_flight(),
+            "waiting": admission.waiting(),
+            "max_concurrent": admission.max_concurrent,
+            "max_queue": admission.max_queue,
+        }),
+    )
+}
+
+/// `POST /v1/audio/transcriptions`.
+pub(crate) async fn transcriptions(
+    state: &AppState,
+    request: Request<Incoming>,
+    started: Instant,
+    record: &mut RequestRecord,
+) -> Result<Response<Full<Bytes>>, ApiError> {
+    let deadline = started + state.request_timeout;
+    let (parts, mut body) = request.into_parts();
+    let max_body = state.max_file_bytes + FORM_OVERHEAD_BYTES;
+    let expects_continue = parts
+        .headers
+        .get(header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+
+    // Checks that need no body; on failure the unread body is drained, not read.
+    let admitted = state
+        .keys
+        .check(&parts.headers)
+        .and_then(|()| multipart_boundary(&parts.headers))
+        .and_then(|boundary| {
+            if let Some(length) = body.size_hint().exact()
+                && length > max_body
+            {
+                return Err(ApiError::new(
+                    ServerCode::RequestTooLarge,
+                    format!(
+                        "The request body is {length} bytes; the limit is {max_body} bytes \
+                         (a {} byte file plus the other fields).",
+                        state.max_file_bytes
+                    ),
+                ));
+            }
+            Ok((boundary, state.admission.admit()?))
+        });
+    let (boundary, slot) = match admitted {
+        Ok(admitted) => admitted,
+        Err(error) => {
+            linger(body, expects_continue, max_body);
+            return Err(error);
+        }
+    };
+
+    let reading = Instant::now();
+    let read = tokio::time::timeout_at(
+        deadline.into(),
+        read_form(&mut body, boundary, state.max_file_bytes, max_body),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(ApiError::new(
+            ServerCode::RequestTimeout,
+            "The upload did not finish within the request timeout.",
+        ))
+    });
+    record.read = Some(reading.elapsed());
+    let form = match read {
+        Ok(form) => form,
+        Err(error) => {
+            linger(body, false, max_body);
+            return Err(error);
+        }
+    };
+    record.file_bytes = form.file.as_ref().map(|f| f.len() as u64);
+    let request = form.into_request(state.transcriber.audio_limits())?;
+
+    let queued = Instant::now();
+    let engine = state.admission.engine_slot(deadline).await;
+    record.queue = Some(queued.elapsed());
+    let engine = engine?;
+
+    let transcriber = state.transcriber.clone();
+    let running = Instant::now();
+    // The permits travel with the work: a client that hangs up does not free its slot
+    // before the engine is done, so at most `max_concurrent` transcriptions ever run.
+    let work = tokio::task::spawn_blocking(move || {
+        let _permits = (slot, engine);
+        transcriber.transcribe_request_blocking(request)
+    });
+    let transcript = match tokio::time::timeout_at(deadline.into(), work).await {
+        Ok(Ok(result)) => result?,
+        Ok(Err(_)) => {
+            return Err(ApiError::new(
+                ErrorCode::TranscriptionFailed,
+                "The transcription worker stopped unexpectedly.",
+            ));
+        }
+        Err(_) => {
+            return Err(ApiError::new(
+                ErrorCode::TranscriptionFailed,
+                format!(
+                    "The transcription did not finish within the request timeout ({} s).",
+                    state.request_timeout.as_secs_f64()
+                ),
+            ));
+        }
+    };
+    state.admission.record(running.elapsed());
+    record.audio_secs = Some((transcript.audio_secs * 1000.0).round() / 1000.0);
+    record.decode = Some(transcript.timings.decode);
+    record.engine = Some(transcript.timings.engine);
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({ "text": transcript.text }),
+    ))
+}
+
+/// The multipart boundary, or 415 when the body is not `multipart/form-data`.
+pub(crate) fn multipart_boundary(headers: &HeaderMap) -> Result<String, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    match multer::parse_boundary(content_type) {
+        Ok(boundary) => Ok(boundary),
+        Err(multer::Error::NoBoundary) => Err(ApiError::new(
+            ServerCode::InvalidMultipart,
+            "The multipart/form-data Content-Type has no boundary parameter.",
+        )),
+        Err(_) => Err(ApiError::new(
+            ServerCode::UnsupportedMediaType,
+            format!(
+                "Expected a multipart/form-data body, got Content-Type {:?}.",
+                content_type.chars().take(100).collect::<String>()
+            ),
+        )),
+    }
+}
+
+/// Drains an unread request body in the background (for at most [`LINGER_TIME`] and
+/// `cap` bytes), so that a client still uploading reads the error answer instead of a
+/// connection reset. A client waiting for `100 Continue` is not asked to send it.
+pub(crate) fn linger(mut body: Incoming, expects_continue: bool, cap: u64) {
+    if expects_continue || body.is_end_stream() {
+        return;
+    }
+    tokio::spawn(tokio::time::timeout(LINGER_TIME, async move {
+        let mut seen = 0u64;
+        while let Some(Ok(frame)) = body.frame().await {
+            seen += frame.data_ref().map_or(0, |d| d.len() as u64);
+            if seen > cap.saturating_mul(2) {
+                break;
+            }
+        }
+    }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_headers as headers;
+    use super::*;
+
+    #[test]
+    fn request_ids() {
+        let ids = RequestIds::default();
+        let a = ids.for_request(&headers(&[]));
+        let b = ids.for_request(&headers(&[]));
+        assert!(a.starts_with("req_") && a.len() == 20 && a != b, "{a} {b}");
+        assert_eq!(
+            ids.for_request(&headers(&[("x-request-id", "abc-123")])),
+            "abc-123"
+        );
+        let odd = ids.for_request(&headers(&[("x-request-id", "a b")]));
+        assert!(odd.starts_with("req_"), "{odd}");
+    }
+}
