@@ -97,6 +97,12 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
         help: "open connections served at once [default: 1024]",
     },
     OptionSpec {
+        flag: "--metrics-public",
+        env: "CTXSCRIBE_METRICS_PUBLIC",
+        value: None,
+        help: "serve GET /metrics without an API key (for a scraper on a private network)",
+    },
+    OptionSpec {
         flag: "--log-format",
         env: "CTXSCRIBE_LOG_FORMAT",
         value: Some("text|json"),
@@ -112,7 +118,8 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
 
 pub(crate) fn usage() -> String {
     let mut text = String::from(
-        "ctxscribe reference server: POST /v1/audio/transcriptions, GET /health\n\n\
+        "ctxscribe reference server: POST /v1/audio/transcriptions, GET /v1/models, \
+         GET /metrics, GET /health\n\n\
          usage: server [OPTIONS]   (cargo run --release --features server --example server -- ...)\n\n\
          Every option can also be set by its environment variable; the flag wins.\n\n",
     );
@@ -152,6 +159,7 @@ pub(crate) struct Config {
     pub(crate) max_queue: usize,
     pub(crate) request_timeout: Duration,
     pub(crate) max_connections: usize,
+    pub(crate) metrics_public: bool,
     pub(crate) log_format: LogFormat,
     pub(crate) log_level: tracing::Level,
 }
@@ -290,6 +298,7 @@ impl Config {
             max_queue,
             request_timeout,
             max_connections: count("--max-connections")?.unwrap_or(1024),
+            metrics_public: switch("--metrics-public")?,
             log_format,
             log_level,
         })))

@@ -32,6 +32,7 @@ pub const TEXT_FIELDS: &[&str] = &[
     "response_format",
     "model",
     "temperature",
+    "stream",
 ];
 
 /// The fields of one request, as sent.
@@ -223,6 +224,24 @@ impl Form {
             .get(name)
             .map(String::as_str)
             .filter(|t| !t.trim().is_empty())
+    }
+
+    /// The `stream` field: `true` or `false` (any case; empty or absent means false),
+    /// else an `invalid_request` about `stream`.
+    pub fn stream(&self) -> Result<bool, ApiError> {
+        match self.text("stream").map(str::trim) {
+            None => Ok(false),
+            Some(value) if value.eq_ignore_ascii_case("true") => Ok(true),
+            Some(value) if value.eq_ignore_ascii_case("false") => Ok(false),
+            Some(value) => Err(ApiError::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "stream must be true or false, got {:?}",
+                    value.chars().take(40).collect::<String>()
+                ),
+            )
+            .param("stream")),
+        }
     }
 
     /// `messages` / `languages` / `dictionary` as text for the library's parser: the
@@ -490,5 +509,29 @@ mod tests {
         );
         let error = job(&[("languages", "xx"), ("dictionary", "[1]")]).expect_err("languages");
         assert_eq!(error.param.as_deref(), Some("languages"));
+    }
+
+    #[test]
+    fn stream_is_true_or_false() {
+        for (value, expected) in [
+            ("true", true),
+            (" TRUE ", true),
+            ("false", false),
+            ("", false),
+        ] {
+            let fields = form(&[("stream", value)]).expect("form");
+            assert_eq!(fields.stream().expect(value), expected, "{value:?}");
+        }
+        assert!(!Form::default().stream().expect("absent"));
+        let error = form(&[("stream", "1")])
+            .expect("form")
+            .stream()
+            .expect_err("not a boolean");
+        assert_eq!(
+            (error.code.as_str(), error.param.as_deref()),
+            ("invalid_request", Some("stream"))
+        );
+        let error = form(&[("stream", "true"), ("stream", "true")]).expect_err("twice");
+        assert_eq!(error.param.as_deref(), Some("stream"));
     }
 }

@@ -15,17 +15,24 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::json;
 use tracing::info;
 
-use crate::{ContextTranscriber, ErrorCode};
+use tokio::sync::OwnedSemaphorePermit;
+
+use crate::{ContextTranscriber, ErrorCode, Transcript, TranscriptionRequest};
 
 use super::admission::Admission;
 use super::api_error::{ApiError, ServerCode, json_response};
 use super::auth::ApiKeys;
 use super::form::read_form;
+use super::metrics::{self, Metrics};
 
 /// The transcription endpoint (OpenAI's path).
 const TRANSCRIPTIONS_PATH: &str = "/v1/audio/transcriptions";
 /// The liveness/readiness endpoint.
 const HEALTH_PATH: &str = "/health";
+/// OpenAI's model list.
+const MODELS_PATH: &str = "/v1/models";
+/// Prometheus metrics.
+const METRICS_PATH: &str = "/metrics";
 /// Room for the text fields and the multipart framing on top of the file limit.
 const FORM_OVERHEAD_BYTES: u64 = 4 * 1024 * 1024;
 /// How long an unread request body is drained after an early error response, so the
@@ -42,6 +49,11 @@ pub(crate) struct AppState {
     pub(crate) draining: AtomicBool,
     pub(crate) model_name: String,
     pub(crate) request_ids: RequestIds,
+    pub(crate) metrics: Metrics,
+    /// `GET /metrics` needs no API key.
+    pub(crate) metrics_public: bool,
+    /// When the model was loaded, in Unix seconds (the model list's `created`).
+    pub(crate) loaded_at: u64,
 }
 
 /// Generated request ids: a keyed hash of a counter (unique, not guessable in order).
@@ -98,8 +110,10 @@ pub(crate) async fn handle(
             transcriptions(state, request, started, &mut record).await
         }
         (HEALTH_PATH, &Method::GET) => Ok(health(state)),
+        (MODELS_PATH, &Method::GET) => state.keys.check(request.headers()).map(|()| models(state)),
+        (METRICS_PATH, &Method::GET) => metrics_answer(state, request.headers()),
         (TRANSCRIPTIONS_PATH, _) => Err(not_allowed("POST")),
-        (HEALTH_PATH, _) => Err(not_allowed("GET")),
+        (HEALTH_PATH | MODELS_PATH | METRICS_PATH, _) => Err(not_allowed("GET")),
         _ => Err(ApiError::new(
             ServerCode::NotFound,
             format!("No route {path}: use POST {TRANSCRIPTIONS_PATH} or GET {HEALTH_PATH}."),
@@ -124,6 +138,14 @@ pub(crate) async fn handle(
         response.headers_mut().insert("server-timing", value);
     }
     let status = response.status().as_u16();
+    let route = route_label(&path);
+    state.metrics.observe(
+        route,
+        status,
+        &record,
+        total,
+        route == TRANSCRIPTIONS_PATH && method == Method::POST,
+    );
     // Health probes are frequent and uninteresting when all is well.
     if path == HEALTH_PATH && status == 200 {
         tracing::debug!(request_id = %id, status, "health");
@@ -146,6 +168,14 @@ pub(crate) async fn handle(
         );
     }
     response
+}
+
+/// The path as a metrics label: a route of the server, or `other` (bounded cardinality).
+fn route_label(path: &str) -> &'static str {
+    [TRANSCRIPTIONS_PATH, HEALTH_PATH, MODELS_PATH, METRICS_PATH]
+        .into_iter()
+        .find(|route| *route == path)
+        .unwrap_or("other")
 }
 
 pub(crate) fn not_allowed(allow: &'static str) -> ApiError {
@@ -176,6 +206,40 @@ pub(crate) fn health(state: &AppState) -> Response<Full<Bytes>> {
             "max_queue": admission.max_queue,
         }),
     )
+}
+
+/// `GET /v1/models`: OpenAI's list shape, with the one model the server runs.
+pub(crate) fn models(state: &AppState) -> Response<Full<Bytes>> {
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "object": "list",
+            "data": [{
+                "id": state.model_name,
+                "object": "model",
+                "created": state.loaded_at,
+                "owned_by": "ctxscribe",
+            }],
+        }),
+    )
+}
+
+/// `GET /metrics`: behind the API keys unless `--metrics-public`.
+pub(crate) fn metrics_answer(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Response<Full<Bytes>>, ApiError> {
+    if !state.metrics_public {
+        state.keys.check(headers)?;
+    }
+    let mut response = Response::new(Full::new(Bytes::from(
+        state.metrics.render(&state.admission),
+    )));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(metrics::CONTENT_TYPE),
+    );
+    Ok(response)
 }
 
 /// `POST /v1/audio/transcriptions`.
@@ -242,47 +306,81 @@ pub(crate) async fn transcriptions(
         }
     };
     record.file_bytes = form.file.as_ref().map(|f| f.len() as u64);
+    // `stream` is checked with the other invalid_request fields, after the audio's.
+    let stream = form.stream();
     let request = form.into_request(state.transcriber.audio_limits())?;
+    let stream = stream?;
 
     let queued = Instant::now();
     let engine = state.admission.engine_slot(deadline).await;
     record.queue = Some(queued.elapsed());
     let engine = engine?;
 
-    let transcriber = state.transcriber.clone();
     let running = Instant::now();
-    // The permits travel with the work: a client that hangs up does not free its slot
-    // before the engine is done, so at most `max_concurrent` transcriptions ever run.
-    let work = tokio::task::spawn_blocking(move || {
-        let _permits = (slot, engine);
-        transcriber.transcribe_request_blocking(request)
-    });
-    let transcript = match tokio::time::timeout_at(deadline.into(), work).await {
-        Ok(Ok(result)) => result?,
-        Ok(Err(_)) => {
-            return Err(ApiError::new(
-                ErrorCode::TranscriptionFailed,
-                "The transcription worker stopped unexpectedly.",
-            ));
-        }
-        Err(_) => {
-            return Err(ApiError::new(
-                ErrorCode::TranscriptionFailed,
-                format!(
-                    "The transcription did not finish within the request timeout ({} s).",
-                    state.request_timeout.as_secs_f64()
-                ),
-            ));
-        }
-    };
+    let transcript = run_engine(state, (slot, engine), request, deadline).await?;
     state.admission.record(running.elapsed());
     record.audio_secs = Some((transcript.audio_secs * 1000.0).round() / 1000.0);
     record.decode = Some(transcript.timings.decode);
     record.engine = Some(transcript.timings.engine);
+    if stream {
+        return Ok(event_stream(&transcript.text));
+    }
     Ok(json_response(
         StatusCode::OK,
         &json!({ "text": transcript.text }),
     ))
+}
+
+/// Runs the transcription on the blocking pool, until `deadline`.
+async fn run_engine(
+    state: &AppState,
+    permits: (OwnedSemaphorePermit, OwnedSemaphorePermit),
+    request: TranscriptionRequest,
+    deadline: Instant,
+) -> Result<Transcript, ApiError> {
+    let transcriber = state.transcriber.clone();
+    // The permits travel with the work: a client that hangs up does not free its slot
+    // before the engine is done, so at most `max_concurrent` transcriptions ever run.
+    let work = tokio::task::spawn_blocking(move || {
+        let _permits = permits;
+        transcriber.transcribe_request_blocking(request)
+    });
+    match tokio::time::timeout_at(deadline.into(), work).await {
+        Ok(Ok(result)) => Ok(result?),
+        Ok(Err(_)) => Err(ApiError::new(
+            ErrorCode::TranscriptionFailed,
+            "The transcription worker stopped unexpectedly.",
+        )),
+        Err(_) => Err(ApiError::new(
+            ErrorCode::TranscriptionFailed,
+            format!(
+                "The transcription did not finish within the request timeout ({} s).",
+                state.request_timeout.as_secs_f64()
+            ),
+        )),
+    }
+}
+
+/// A `stream=true` answer: OpenAI's server-sent events, `transcript.text.delta` then one
+/// `transcript.text.done` whose `text` is the non-streamed transcript. The library gives
+/// the final text only, so it is one delta; the events are sent once it is known, so
+/// every error before them keeps its status code.
+pub(crate) fn event_stream(text: &str) -> Response<Full<Bytes>> {
+    let mut body = String::new();
+    for event in [
+        json!({ "type": "transcript.text.delta", "delta": text }),
+        json!({ "type": "transcript.text.done", "text": text }),
+    ] {
+        body.push_str(&format!("data: {event}\n\n"));
+    }
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }
 
 /// The multipart boundary, or 415 when the body is not `multipart/form-data`.

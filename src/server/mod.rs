@@ -12,6 +12,16 @@
 //!   mp3, m4a or ogg, recognised from the bytes; the part's file name and content type are
 //!   ignored) and the optional text fields below, in any order. Answers `200`
 //!   `{"text": "..."}`.
+//!   With `stream=true` the answer is `text/event-stream`: OpenAI's
+//!   `{"type": "transcript.text.delta", "delta": ...}` events, then one
+//!   `{"type": "transcript.text.done", "text": ...}` whose `text` is exactly the
+//!   non-streamed transcript. The library returns the final text only, so today that is
+//!   one delta, sent once the transcript is known: every error keeps its status code.
+//! * `GET /v1/models`: OpenAI's list, `{"object": "list", "data": [{"id": <model>,
+//!   "object": "model", "created": <load time>, "owned_by": "ctxscribe"}]}`; needs an API
+//!   key like the transcriptions.
+//! * `GET /metrics`: Prometheus metrics (OpenMetrics text; see `metrics`); needs an API
+//!   key like the transcriptions unless the server runs with `--metrics-public`.
 //! * `GET /health`: `200 {"status": "ok", ...}` once the model is loaded (the server only
 //!   listens after loading it), `503 {"status": "draining", ...}` while shutting down. It
 //!   also reports the load (`in_flight`, `waiting`) and never needs an API key.
@@ -27,6 +37,7 @@
 //! | `prompt` | OpenAI's field: extra context, used as the last (most recent) user message |
 //! | `language` | OpenAI's field: a language constraint, read like `languages`; used only when `languages` is absent |
 //! | `response_format` | only `json` (the default) is supported |
+//! | `stream` | `true` for server-sent events, `false` (the default) for JSON |
 //! | `model`, `temperature` | accepted for OpenAI compatibility and ignored: the server runs the model it was started with, greedy |
 //!
 //! `messages`, `languages` and `dictionary` are validated by the library
@@ -46,7 +57,7 @@
 //!
 //! | code | HTTP | when |
 //! |---|---|---|
-//! | `invalid_request` | 400 | invalid `messages`/`languages`/`dictionary`/`prompt`/`language`, a field twice, a text field not UTF-8 |
+//! | `invalid_request` | 400 | invalid `messages`/`languages`/`dictionary`/`prompt`/`language`/`stream`, a field twice, a text field not UTF-8 |
 //! | `missing_file` | 400 | no `file` part |
 //! | `unsupported_audio_type` | 400 | the bytes are not wav/webm/mp3/m4a/ogg |
 //! | `audio_decode_failed` | 400 | a supported type whose content cannot be decoded |
@@ -127,6 +138,7 @@ mod config;
 #[doc(hidden)]
 pub mod form;
 mod handler;
+mod metrics;
 mod serve;
 
 pub use serve::main;

@@ -17,6 +17,7 @@ use super::admission::Admission;
 use super::auth::ApiKeys;
 use super::config::{Config, Parsed, init_logging, usage};
 use super::handler::{AppState, RequestIds, handle, ms};
+use super::metrics::Metrics;
 
 /// How long a client may take to send its request headers.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -132,7 +133,13 @@ pub(crate) async fn run(config: Config) -> Result<(), String> {
              can use the server; set CTXSCRIBE_API_KEYS or --api-key-file"
         );
     }
+    let loaded_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     let state = Arc::new(AppState {
+        metrics: Metrics::new(&model_name, transcriber.is_multilingual()),
+        metrics_public: config.metrics_public,
+        loaded_at,
         transcriber,
         keys,
         admission: Admission::new(config.max_concurrent, config.max_queue),
