@@ -21,6 +21,8 @@ use crate::providers::{self, EndpointConfig, LlmCorrector, SpeechProvider};
 use crate::request::{Audio, TranscriptionRequest};
 use crate::transcript::{StageTimings, Transcript};
 
+/// Beams of the context pass's second try, after its greedy decode lost the speech.
+const FALLBACK_BEAMS: usize = 5;
 /// Biasing weight of a dictionary term (the caller says it matters).
 const DICTIONARY_BIAS_WEIGHT: f32 = 1.0;
 /// Biasing weight of a term mined from the messages (it may not be said).
@@ -369,7 +371,13 @@ impl ContextTranscriber {
         let glossary = terms.subset(&(0..terms.len().min(MAX_GLOSSARY_TERMS)).collect::<Vec<_>>());
         let count_tokens = |text: &str| self.count_tokens(text);
         let prompt = context::prompt::render_prompt(messages, &glossary, &count_tokens);
-        let second = finish(&window.decode_prompted(&prompt, None)?);
+        let mut second = finish(&window.decode_prompted(&prompt, None)?);
+        if !keeps_the_speech(text, &second) {
+            // Greedy decoding prompted with a list of names tends to copy the list
+            // ("Xiaoqing, Zhiwei, Jiaqi." for a sentence about them); the beams keep
+            // other continuations alive. Only this failure pays for them.
+            second = finish(&window.decode_prompted_beams(&prompt, FALLBACK_BEAMS)?);
+        }
         if !keeps_the_speech(text, &second) {
             return Ok(text.to_owned());
         }

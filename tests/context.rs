@@ -125,7 +125,7 @@ fn decode_time_biasing_alone_spells_a_term_the_plain_decoder_misses() {
 }
 
 /// The engine's per-window passes on jfk: more decodes and scores reuse the window's one
-/// encoder pass; the spoken words score above a near miss; bad sequences are typed errors.
+/// encoder pass (a beam-search decode too); the spoken words score above a near miss; bad sequences are typed errors.
 #[test]
 fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
     let engine = WhisperEngine::load(&EngineConfig {
@@ -155,6 +155,7 @@ fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
             let plain = window.plain_text().to_owned();
             let prompted = window.decode_prompted("Americans, country.", None)?;
             let again = window.decode_prompted("", None)?;
+            let beams = window.decode_prompted_beams("Americans, country.", 5)?;
             let sum = |scores: Option<Vec<f32>>| scores.expect("scorable").iter().sum::<f32>();
             let right = sum(window.score("", " And so my fellow", " Americans")?);
             let wrong = sum(window.score("", " And so my fellow", " Armenians")?);
@@ -162,7 +163,16 @@ fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
             let outside = window
                 .score_tokens(&[], &[], &[1_000_000])
                 .expect_err("outside");
-            seen.push((plain.clone(), prompted, again, right, wrong, empty, outside));
+            seen.push((
+                plain.clone(),
+                prompted,
+                again,
+                beams,
+                right,
+                wrong,
+                empty,
+                outside,
+            ));
             Ok(plain)
         })
         .expect("transcribe");
@@ -172,9 +182,10 @@ fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
         "one window, one encoder pass"
     );
     assert_eq!(seen.len(), 1);
-    let (plain, prompted, again, right, wrong, empty, outside) = &seen[0];
+    let (plain, prompted, again, beams, right, wrong, empty, outside) = &seen[0];
     assert_eq!(&output.text, plain);
     assert!(prompted.contains("ask not what your country"), "{prompted}");
+    assert!(beams.contains("ask not what your country"), "{beams}");
     assert!(again.contains("ask not what your country"), "{again}");
     assert!(
         *right > *wrong + 1.0,

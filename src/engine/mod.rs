@@ -105,6 +105,16 @@ pub trait WindowPasses {
     /// [`crate::Error::TranscriptionFailed`] when decoding fails or the deadline passes.
     fn decode_prompted(&mut self, prompt: &str, bias: Option<&TermBias>) -> crate::Result<String>;
 
+    /// [`WindowPasses::decode_prompted`] without bias, searching `beams` hypotheses where
+    /// the provider can (the embedded engine; others decode as they always do).
+    ///
+    /// # Errors
+    /// [`crate::Error::TranscriptionFailed`] when decoding fails or the deadline passes.
+    fn decode_prompted_beams(&mut self, prompt: &str, beams: usize) -> crate::Result<String> {
+        let _ = beams;
+        self.decode_prompted(prompt, None)
+    }
+
     /// The model's log-probability of each token of `continuation` after `prefix` (both
     /// transcript text of this window, `prefix` may be empty), prompted with `prompt`
     /// (may be empty); `None` when the provider cannot score or cannot spell it.

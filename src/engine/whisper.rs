@@ -468,6 +468,36 @@ impl std::fmt::Debug for EncodedWindow<'_> {
     }
 }
 
+impl EncodedWindow<'_> {
+    /// A decode of this window's encoding prompted with `prompt`, leaning towards
+    /// `bias`, with `beams` hypotheses (1: greedy), that stops where its text repeats.
+    fn decode_with(
+        &mut self,
+        prompt: &str,
+        bias: Option<&TermBias>,
+        beams: usize,
+    ) -> Result<String> {
+        let engine = self.engine;
+        let prompt_tokens = engine.tokenize(prompt)?;
+        let decoded = decode::decode(
+            self.state,
+            engine.model.vocabulary(),
+            &DecodeRequest {
+                language: self.language,
+                prompt: &prompt_tokens,
+                timestamps: true,
+                bias: bias.filter(|b| !b.is_empty()),
+                audio_samples: self.audio_samples,
+                deadline: self.deadline,
+                threads: engine.threads,
+                beam_size: beams,
+                stop_at_repeat: true,
+            },
+        )?;
+        Ok(engine.window_text(&decoded, self.audio_samples).0)
+    }
+}
+
 impl WindowPasses for EncodedWindow<'_> {
     fn language(&self) -> Option<Language> {
         Some(self.language)
@@ -482,24 +512,12 @@ impl WindowPasses for EncodedWindow<'_> {
     }
 
     fn decode_prompted(&mut self, prompt: &str, bias: Option<&TermBias>) -> Result<String> {
-        let engine = self.engine;
-        let prompt_tokens = engine.tokenize(prompt)?;
-        let decoded = decode::decode(
-            self.state,
-            engine.model.vocabulary(),
-            &DecodeRequest {
-                language: self.language,
-                prompt: &prompt_tokens,
-                timestamps: true,
-                bias: bias.filter(|b| !b.is_empty()),
-                audio_samples: self.audio_samples,
-                deadline: self.deadline,
-                threads: engine.threads,
-                beam_size: engine.beam_size(),
-                stop_at_repeat: true,
-            },
-        )?;
-        Ok(engine.window_text(&decoded, self.audio_samples).0)
+        let beams = self.engine.beam_size();
+        self.decode_with(prompt, bias, beams)
+    }
+
+    fn decode_prompted_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
+        self.decode_with(prompt, None, beams.max(self.engine.beam_size()))
     }
 
     fn score(
