@@ -2,6 +2,8 @@
 //! one transcriber per test binary, and the scorer's word normalisation.
 #![allow(dead_code)]
 
+pub mod audio;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

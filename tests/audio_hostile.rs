@@ -1,0 +1,180 @@
+//! Hostile uploads: hours of silence in every container (`tests/fixtures/make-hostile.sh`),
+//! and the inputs fuzzing found (`fuzz/run.sh audio_ingest`), each turned into a test that
+//! failed before its fix. Every one must be answered with a typed error or well-formed
+//! audio, never a panic caught on the way out.
+
+mod common;
+
+use common::audio::{
+    CLIP_SECS, assert_typed_error, assert_well_formed, read_fixture as read, rms, summary,
+};
+use common::hostile_fixtures_dir as hostile;
+use ctxscribe::Error;
+use ctxscribe::audio::{self, AudioFormat, AudioLimits, Pcm16k};
+
+fn decode_with(bytes: &[u8], limits: &AudioLimits) -> Result<Pcm16k, Error> {
+    audio::decode_to_16k_mono(bytes, limits)
+}
+
+fn decode(name: &str) -> Result<Pcm16k, Error> {
+    decode_with(&read(name), &AudioLimits::default())
+}
+
+/// Files of hours of silence in every container: refused for their length (before
+/// decoding, which the unit tests check with a packet counter; `examples/ingest_cost.rs`
+/// prints the CPU times). Just under the limit they are accepted, whole.
+#[test]
+fn hostile_fixtures_are_refused_for_their_length_or_decoded_whole() {
+    let limits = AudioLimits::default();
+    let refused = [
+        ("bomb_silence_2h_opus_live.webm", "audio_too_long"),
+        ("bomb_silence_2h_opus_chained.ogg", "audio_too_long"),
+        ("bomb_silence_2h_vorbis.webm", "audio_too_long"),
+        ("bomb_silence_2h_mp3.mp3", "audio_too_long"),
+        ("bomb_silence_2h_aac_fragmented.m4a", "audio_too_long"),
+        ("bomb_silence_100min_adpcm.wav", "audio_too_long"),
+        ("bomb_trun_4g_samples.m4a", "audio_decode_failed"),
+    ];
+    let mut failures = Vec::new();
+    for (name, code) in refused {
+        let bytes = std::fs::read(hostile().join(name)).expect(name);
+        let result = decode_with(&bytes, &limits);
+        println!("{name:38} {}", summary(&result));
+        match &result {
+            Err(e) if e.code() == code => assert_typed_error(name, e),
+            _ => failures.push(format!("{name}: expected {code}, got {}", summary(&result))),
+        }
+    }
+    // The 2 h fixtures of tests/fixtures/make-fixtures.sh too.
+    for name in ["bomb_silence_2h_opus.webm", "bomb_silence_2h_opus.ogg"] {
+        let err = decode(name).expect_err(name);
+        assert_eq!(err.code(), "audio_too_long", "{name}");
+    }
+    for name in [
+        "silence_59min_opus.ogg",
+        "silence_59min_opus.webm",
+        "plc_59min_opus.ogg",
+    ] {
+        let bytes = std::fs::read(hostile().join(name)).expect(name);
+        let result = decode_with(&bytes, &limits);
+        println!("{name:38} {}", summary(&result));
+        match &result {
+            Ok(pcm) if (pcm.duration_secs() - 3540.0).abs() < 1.0 => {
+                assert_well_formed(name, pcm);
+                assert!(
+                    rms(&pcm.samples) < 1e-3,
+                    "{name}: silence decodes as silence"
+                );
+            }
+            _ => failures.push(format!("{name}: expected 3540 s, got {}", summary(&result))),
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// An MS ADPCM WAV (mono, 16 kHz, 256-byte blocks) whose blocks start with the largest
+/// step size and then repeat the nibble that triples it.
+fn ms_adpcm_runaway_wav(blocks: usize) -> Vec<u8> {
+    const COEFFS: [(i16, i16); 7] = [
+        (256, 0),
+        (512, -256),
+        (0, 0),
+        (192, 64),
+        (240, 0),
+        (460, -208),
+        (392, -232),
+    ];
+    let mut fmt = Vec::new();
+    for v in [2u16, 1] {
+        fmt.extend_from_slice(&v.to_le_bytes()); // WAVE_FORMAT_ADPCM, mono
+    }
+    fmt.extend_from_slice(&16_000u32.to_le_bytes());
+    fmt.extend_from_slice(&8_192u32.to_le_bytes()); // bytes per second
+    for v in [256u16, 4, 32, 500, 7] {
+        fmt.extend_from_slice(&v.to_le_bytes()); // block align, bits, extra, frames, coefs
+    }
+    for (a, b) in COEFFS {
+        fmt.extend_from_slice(&a.to_le_bytes());
+        fmt.extend_from_slice(&b.to_le_bytes());
+    }
+    let mut data = Vec::new();
+    for _ in 0..blocks {
+        data.push(0); // predictor
+        data.extend_from_slice(&i16::MAX.to_le_bytes()); // step size
+        data.extend_from_slice(&[0; 4]); // two samples
+        data.resize(data.len() + 249, 0x88); // nibble 8: the step size times 3
+    }
+    let mut wav = b"RIFF".to_vec();
+    let riff_len = 4 + 8 + fmt.len() + 8 + data.len();
+    wav.extend_from_slice(&u32::try_from(riff_len).expect("small").to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&u32::try_from(fmt.len()).expect("small").to_le_bytes());
+    wav.extend_from_slice(&fmt);
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&u32::try_from(data.len()).expect("small").to_le_bytes());
+    wav.extend_from_slice(&data);
+    wav
+}
+
+/// Fuzz crash 1947ea89 (audio_ingest): symphonia's MS ADPCM decoder overflows i32 when the
+/// step size runs away (fuzz/Cargo.toml explains). With the release profile the overflow
+/// wraps and the sample is clamped: the file decodes to (loud) noise within [-1, 1]. With
+/// overflow checks the decoder panics, and the library answers audio_decode_failed.
+#[test]
+fn ms_adpcm_with_a_runaway_step_size_decodes_to_noise() {
+    let wav = ms_adpcm_runaway_wav(8);
+    assert_eq!(audio::detect_format(&wav).ok(), Some(AudioFormat::Wav));
+    match decode_with(&wav, &AudioLimits::default()) {
+        Ok(pcm) => {
+            assert_well_formed("runaway MS ADPCM", &pcm);
+            assert_eq!(pcm.samples.len(), 8 * 500);
+            assert!(rms(&pcm.samples) > 0.1, "the runaway is audible");
+        }
+        Err(e) if cfg!(debug_assertions) => {
+            assert_eq!(e.code(), "audio_decode_failed");
+            assert!(e.to_string().contains("overflow"), "{e}");
+        }
+        Err(e) => panic!("release builds decode it: {e}"),
+    }
+}
+
+/// Fuzz crash dabeacc9 (audio_ingest): a PCM WAV declaring 32768 channels overflows the u16
+/// block-align check of symphonia's WAV reader (fuzz/Cargo.toml explains); the file is
+/// refused either way.
+#[test]
+fn wav_with_32768_channels_is_refused() {
+    let mut wav = b"RIFF\x46\x5f\x05\x00WAVEfmt \x10\x00\x00\x00\x01\x00".to_vec();
+    wav.extend_from_slice(&0x8000u16.to_le_bytes()); // channels
+    wav.extend_from_slice(&16_000u32.to_le_bytes());
+    wav.extend_from_slice(&32_000u32.to_le_bytes());
+    wav.extend_from_slice(&2u16.to_le_bytes()); // block align
+    wav.extend_from_slice(&16u16.to_le_bytes()); // bits per sample
+    wav.extend_from_slice(b"data\x00\x10\x00\x00");
+    wav.resize(wav.len() + 4096, 0);
+    let err = decode_with(&wav, &AudioLimits::default()).expect_err("refused");
+    assert_eq!(err.code(), "audio_decode_failed", "{err}");
+    if !cfg!(debug_assertions) {
+        assert!(!err.to_string().contains("panicked"), "{err}");
+    }
+}
+
+/// Fuzz corpus entry c9543056 (14 s of CPU for 2800 bytes): a fragmented MP4 whose `trun`
+/// claims 2^32 - 1 samples without per-sample fields, which symphonia's reader counts
+/// through. Refused from the count before the reader sees it.
+#[test]
+fn a_trun_claiming_more_samples_than_bytes_is_refused() {
+    let mut bytes = read("ok_m4a_aac_fragmented.m4a");
+    let at = bytes
+        .windows(4)
+        .position(|w| w == b"trun")
+        .expect("a trun box");
+    // Flags: keep the data offset, drop the per-sample duration/size/flags/offset fields.
+    bytes[at + 6] = 0;
+    bytes[at + 8..at + 12].copy_from_slice(&u32::MAX.to_be_bytes());
+    let err = decode_with(&bytes, &AudioLimits::default()).expect_err("refused");
+    assert_eq!(err.code(), "audio_decode_failed", "{err}");
+    assert!(err.to_string().contains("more packets"), "{err}");
+    // The unpatched file decodes.
+    let pcm = decode("ok_m4a_aac_fragmented.m4a").expect("decodes");
+    assert!((pcm.duration_secs() - CLIP_SECS).abs() < 0.1);
+}
