@@ -178,3 +178,79 @@ fn a_trun_claiming_more_samples_than_bytes_is_refused() {
     let pcm = decode("ok_m4a_aac_fragmented.m4a").expect("decodes");
     assert!((pcm.duration_secs() - CLIP_SECS).abs() < 0.1);
 }
+
+/// The boxes an MP4 sample table sits in.
+const SAMPLE_TABLE_PATH: [&[u8; 4]; 5] = [b"moov", b"trak", b"mdia", b"minf", b"stbl"];
+
+/// `mp4` with its `stco` box (32-bit chunk offsets) rewritten as a `co64` box (64-bit) of
+/// the same offsets passed through `patch`; the boxes around it grow with it. The `moov`
+/// must come after the `mdat`, so that no sample moves.
+fn stco_to_co64(mp4: &[u8], patch: impl Fn(u64) -> u64) -> Vec<u8> {
+    let be32 = |at: usize| u32::from_be_bytes(mp4[at..at + 4].try_into().expect("4 bytes"));
+    let mut parents = Vec::new();
+    let mut pos = 0;
+    while &mp4[pos + 4..pos + 8] != b"stco" {
+        let kind: &[u8] = &mp4[pos + 4..pos + 8];
+        if SAMPLE_TABLE_PATH.iter().any(|k| k.as_slice() == kind) {
+            parents.push(pos);
+            pos += 8;
+        } else {
+            pos += be32(pos) as usize;
+        }
+    }
+    let count = be32(pos + 12) as usize;
+    let mut table = Vec::new();
+    table.extend_from_slice(&u32::try_from(16 + 8 * count).expect("small").to_be_bytes());
+    table.extend_from_slice(b"co64\0\0\0\0");
+    table.extend_from_slice(&mp4[pos + 12..pos + 16]);
+    for i in 0..count {
+        let offset = u64::from(be32(pos + 16 + 4 * i));
+        table.extend_from_slice(&patch(offset).to_be_bytes());
+    }
+    let mut out = mp4[..pos].to_vec();
+    for &parent in &parents {
+        let grown = be32(parent) + u32::try_from(4 * count).expect("small");
+        out[parent..parent + 4].copy_from_slice(&grown.to_be_bytes());
+    }
+    out.extend_from_slice(&table);
+    out.extend_from_slice(&mp4[pos + be32(pos) as usize..]);
+    out
+}
+
+/// Fuzz crash 8ff9824f (audio_ingest): an MP4 chunk offset near 2^64 made symphonia seek
+/// 2^63 bytes or more forward, and an `assert!` in its MediaSourceStream::seek_buffered
+/// fired (the library caught the panic; 0xF000... and u64::MAX do it here, 2^63 does not). Sample data placed outside the file is refused before
+/// symphonia reads the tables.
+#[test]
+fn mp4_chunk_offsets_outside_the_file_are_refused() {
+    let original = read("ok_m4a_aac.m4a");
+    // The same offsets in 64 bits: the same audio.
+    let wide = stco_to_co64(&original, |offset| offset);
+    assert_ne!(wide, original);
+    let pcm = decode_with(&wide, &AudioLimits::default()).expect("co64 decodes");
+    assert!((pcm.duration_secs() - CLIP_SECS).abs() < 0.1);
+    let len = wide.len() as u64;
+    for far in [len + 1, 1 << 40, 1 << 63, 0xF000_0000_0000_0000, u64::MAX] {
+        let bytes = stco_to_co64(&original, |_| far);
+        let err = decode_with(&bytes, &AudioLimits::default()).expect_err("refused");
+        assert_typed_error(&format!("co64 offset {far}"), &err);
+        assert_eq!(err.code(), "audio_decode_failed", "{err}");
+        assert!(err.to_string().contains("outside"), "{far}: {err}");
+    }
+}
+
+/// A fragment's data offset is signed: from the `moof` start, a large negative one wrapped
+/// around to a position near 2^64 in symphonia, with the same assert. Refused.
+#[test]
+fn a_negative_trun_data_offset_is_refused() {
+    let mut bytes = read("ok_m4a_aac_fragmented.m4a");
+    let at = bytes
+        .windows(4)
+        .position(|w| w == b"trun")
+        .expect("a trun box");
+    assert_eq!(bytes[at + 7] & 1, 1, "the trun has a data offset");
+    bytes[at + 12..at + 16].copy_from_slice(&(-0x7FFF_FFFFi32).to_be_bytes());
+    let err = decode_with(&bytes, &AudioLimits::default()).expect_err("refused");
+    assert_typed_error("negative trun data offset", &err);
+    assert!(err.to_string().contains("outside"), "{err}");
+}

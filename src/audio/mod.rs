@@ -34,7 +34,8 @@
 //! | damage in the middle that the codec or container skips (PCM noise, MP3 resync, Ogg pages failing their CRC, a few bad AAC/Opus packets) | `Ok` (possibly shorter) |
 //! | damage that breaks the container structure, or more than 100 bad packets in a row | `audio_decode_failed` |
 //! | declared (not for WAV), described by the packets, or decoded duration over [`AudioLimits::max_duration_secs`] | `audio_too_long` (before decoding, except for the decoded duration) |
-//! | more packets than input bytes (an MP4 `trun` claiming 2^32 empty samples, ...) | `audio_decode_failed` |
+//! | more packets than input bytes (MP4 `trun` boxes claiming 2^32 empty samples, ...) | `audio_decode_failed` |
+//! | MP4 sample data placed outside the file (a `stco`/`co64` chunk offset, a `tfhd` base or `trun` data offset past the end, or before the start) | `audio_decode_failed` (before symphonia reads the tables) |
 //! | decoding longer than [`AudioLimits::decode_timeout`] | `audio_decode_failed` ("decoding took too long") |
 //! | a panic inside a decoder | `audio_decode_failed` |
 //!
@@ -43,6 +44,7 @@
 //! damage may stop there without an error (the audio before the damage is returned).
 
 mod decode;
+mod mp4;
 mod probe;
 mod resample;
 mod scan;
