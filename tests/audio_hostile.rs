@@ -22,7 +22,9 @@ fn decode(name: &str) -> Result<Pcm16k, Error> {
 
 /// Files of hours of silence in every container: refused for their length (before
 /// decoding, which the unit tests check with a packet counter; `examples/ingest_cost.rs`
-/// prints the CPU times). Just under the limit they are accepted, whole.
+/// prints the CPU times). Just under the limit they are accepted, whole (in 8 kHz AAC and
+/// Vorbis too, the sparsest encoder outputs, 63 and 89 bytes per second), unless they hold
+/// fewer bytes per second of audio than `AudioLimits::min_bytes_per_sec` (48).
 #[test]
 fn hostile_fixtures_are_refused_for_their_length_or_decoded_whole() {
     let limits = AudioLimits::default();
@@ -34,6 +36,8 @@ fn hostile_fixtures_are_refused_for_their_length_or_decoded_whole() {
         ("bomb_silence_2h_aac_fragmented.m4a", "audio_too_long"),
         ("bomb_silence_100min_adpcm.wav", "audio_too_long"),
         ("bomb_trun_4g_samples.m4a", "audio_decode_failed"),
+        // 26 bytes per second of audio, under AudioLimits::min_bytes_per_sec.
+        ("plc_59min_opus.ogg", "audio_decode_failed"),
     ];
     let mut failures = Vec::new();
     for (name, code) in refused {
@@ -53,7 +57,8 @@ fn hostile_fixtures_are_refused_for_their_length_or_decoded_whole() {
     for name in [
         "silence_59min_opus.ogg",
         "silence_59min_opus.webm",
-        "plc_59min_opus.ogg",
+        "silence_59min_aac_8k.m4a",
+        "silence_59min_vorbis_8k.ogg",
     ] {
         let bytes = std::fs::read(hostile().join(name)).expect(name);
         let result = decode_with(&bytes, &limits);

@@ -117,7 +117,7 @@ pub(crate) fn decode(bytes: &[u8], probed: &Probed, limits: &AudioLimits) -> Res
     run.decode_packets(
         reader.as_mut(),
         current,
-        Sink::new(limits.max_duration_secs, described),
+        Sink::new(limits, data.len(), described),
     )
 }
 
