@@ -259,3 +259,65 @@ fn a_negative_trun_data_offset_is_refused() {
     assert_typed_error("negative trun data offset", &err);
     assert!(err.to_string().contains("outside"), "{err}");
 }
+
+/// Writes `(value, bits)` fields into `bytes` from its first bit on, least significant bit
+/// first (Vorbis bit packing), leaving the bits after them as they were.
+fn write_vorbis_bits(bytes: &mut [u8], fields: &[(u32, u32)]) {
+    let mut pos = 0usize;
+    for &(value, n) in fields {
+        for i in 0..n {
+            let mask = 1u8 << (pos % 8);
+            if (value >> i) & 1 == 1 {
+                bytes[pos / 8] |= mask;
+            } else {
+                bytes[pos / 8] &= !mask;
+            }
+            pos += 1;
+        }
+    }
+}
+
+/// Fuzz crash 14bd1fbf (audio_ingest): a WebM Vorbis file whose setup header holds a
+/// length-ordered codebook of 33-bit codewords. symphonia's Vorbis decoder indexes past its
+/// 33-entry table (a debug_assert! in the fuzz build, an index out of bounds in release;
+/// the library caught the panic). Refused from the setup header before the decoder opens.
+#[test]
+fn vorbis_codewords_over_32_bits_are_refused() {
+    let original = read("ok_webm_vorbis.webm");
+    let setup = original
+        .windows(7)
+        .position(|w| w == b"\x05vorbis")
+        .expect("a setup header");
+    // The codebook count, then the first codebook: "BCV", dimensions (16 bits), entries
+    // (24 bits), all byte-aligned; the length-ordered flag is the next bit.
+    let count = setup + 7;
+    assert_eq!(&original[count + 1..count + 4], b"BCV");
+    let entries = u32::from_le_bytes([
+        original[count + 6],
+        original[count + 7],
+        original[count + 8],
+        0,
+    ]);
+    let width = 32 - entries.leading_zeros();
+    // Length-ordered, first length 32, an empty run (the length becomes 33), then every
+    // entry at 33 bits, no lookup table.
+    let mut bytes = original.clone();
+    let fields = [(1, 1), (31, 5), (0, width), (entries, width), (0, 4)];
+    write_vorbis_bits(&mut bytes[count + 9..], &fields);
+    let err = decode_with(&bytes, &AudioLimits::default()).expect_err("refused");
+    assert_typed_error("33-bit Vorbis codewords", &err);
+    assert_eq!(err.code(), "audio_decode_failed");
+    assert!(err.to_string().contains("33 bits"), "{err}");
+    // The same codebook at 32 bits (no empty run) is read as a codebook again: the check
+    // does not refuse it (the decoder may still find the rest of the header damaged).
+    let mut bytes = original.clone();
+    let fields = [(1, 1), (31, 5), (entries, width), (0, 4)];
+    write_vorbis_bits(&mut bytes[count + 9..], &fields);
+    let result = decode_with(&bytes, &AudioLimits::default());
+    if let Err(e) = &result {
+        assert_typed_error("32-bit Vorbis codewords", e);
+        assert!(!e.to_string().contains("33 bits"), "{e}");
+    }
+    let pcm = decode_with(&original, &AudioLimits::default()).expect("decodes");
+    assert!((pcm.duration_secs() - CLIP_SECS).abs() < 0.1);
+}

@@ -56,6 +56,7 @@ use super::mp4;
 use super::probe::Probed;
 use super::scan::{OPUS_CLOCK_RATE, PACKET_SLACK, max_packets, scan, too_many_packets};
 use super::sink::Sink;
+use super::vorbis;
 use super::{AudioFormat, AudioLimits, Pcm16k, TARGET_SAMPLE_RATE};
 
 /// More undecodable packets in a row than this fails the decode (about 2 s of AAC or
@@ -405,6 +406,12 @@ pub(crate) fn select_track<'r>(
 fn open_track(reader: &dyn FormatReader, probed: &Probed) -> Result<OpenTrack, Error> {
     let (track, params) = select_track(reader, probed)?;
     let mut params = params.clone();
+    if params.codec == CODEC_ID_VORBIS
+        && let Some(extra_data) = &params.extra_data
+    {
+        // symphonia's Vorbis decoder panics on codewords over 32 bits.
+        vorbis::check_setup(extra_data)?;
+    }
     let opus = params.codec == CODEC_ID_OPUS;
     if opus {
         // Whatever the container declares (pitfall 2).

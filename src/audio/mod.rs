@@ -38,6 +38,7 @@
 //! | fewer than [`AudioLimits::min_bytes_per_sec`] bytes per second of audio described or decoded (an hour of 2-byte Opus concealment packets in 92 kB) | `audio_decode_failed` (before decoding, for the described duration) |
 //! | MP4 sample data placed outside the file (a `stco`/`co64` chunk offset, a `tfhd` base or `trun` data offset past the end, or before the start) | `audio_decode_failed` (before symphonia reads the tables) |
 //! | decoding longer than [`AudioLimits::decode_timeout`] | `audio_decode_failed` ("decoding took too long") |
+//! | a Vorbis setup header with codewords over 32 bits (symphonia's decoder would index past its table) | `audio_decode_failed` (before the decoder is opened) |
 //! | a panic inside a decoder | `audio_decode_failed` |
 //!
 //! Known limits: the AAC encoder delay of MP4 files (1024 samples, 23 ms at 44.1 kHz) is
@@ -50,6 +51,7 @@ mod probe;
 mod resample;
 mod scan;
 mod sink;
+mod vorbis;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
