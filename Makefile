@@ -83,17 +83,15 @@ try-llm: setup
 	  curl -s http://127.0.0.1:$(TRY_PORT)/v1/audio/transcriptions -F file=@'$(CLIP)' \
 	    -F 'dictionary=$(DICTIONARY)'; echo
 
-## Fuzz every target (fuzz/: cargo-fuzz, nightly) for FUZZ_SECS seconds each, or FUZZ_RUNS
+## Fuzz every target (fuzz/: cargo-fuzz, stable toolchain) for FUZZ_SECS seconds each, or FUZZ_RUNS
 ## executions each; crashes land in fuzz/artifacts/.
 FUZZ_SECS ?= 300
 fuzz:
 	bash fuzz/run.sh $(FUZZ_SECS)
 
-## CI's fuzz smoke: every target for 60 s (installs the nightly toolchain with rustup and
-## cargo-fuzz if missing; the first build compiles whisper.cpp again, ~10 min on 2 cores).
+## CI's fuzz smoke: every target for 60 s (installs cargo-fuzz from crates.io if missing;
+## the first build compiles whisper.cpp again, ~10 min on 2 cores).
 fuzz-smoke:
-	@rustup run nightly rustc --version >/dev/null 2>&1 \
-	  || rustup toolchain install nightly --profile minimal
 	bash fuzz/run.sh 60
 
 ## CPU time of audio ingestion over the fixtures, the hostile fixtures and the fuzz corpus:

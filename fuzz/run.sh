@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Runs every fuzz target for SECS seconds each (default 300), one after the other, on
-# the nightly toolchain, and prints one summary line per target. Exits non-zero if any
-# target crashed (libFuzzer writes the input to fuzz/artifacts/<target>/).
+# Runs every fuzz target for SECS seconds each (default 300), one after the other, and
+# prints one summary line per target. Exits non-zero if any target crashed (libFuzzer
+# writes the input to fuzz/artifacts/<target>/).
 #
 #   usage: fuzz/run.sh [SECS] [TARGET...]
 #
 # FUZZ_RUNS=N stops each target after N executions instead (SECS is then a safety cap).
 # Inputs slower than 1 s are reported in the log (-report_slow_units). The summary line
 # gives the executions, their rate and the coverage; the corpora grow in fuzz/corpus/
-# (not committed; fuzz/seed-corpus.sh regenerates the seeds).
+# (not committed; fuzz/seed-corpus.sh regenerates the seeds, fuzz/minimize.sh merges a
+# grown corpus down).
 #
 # cargo-fuzz is installed into target/tools/cargo-fuzz on first use (crates.io, --locked).
+# Toolchain: the default one; stable is enough, because without a sanitizer (`-s none`)
+# cargo-fuzz passes only stable flags (-Cpasses=sancov-module, -Cllvm-args=..., --cfg
+# fuzzing). FUZZ_TOOLCHAIN=nightly (or any rustup toolchain) runs on another.
 # Sanitizer: none. The targets run safe Rust (the only `unsafe` is the engine binding,
 # not fuzzed) plus C decoders (libopus) that the sanitizer flags would not instrument
 # anyway; without ASan each target runs 2-3x more executions. Debug assertions are on
@@ -31,7 +35,9 @@ fi
 export PATH=$TOOLS/bin:$PATH
 bash "$HERE/seed-corpus.sh"
 cd "$HERE"
-cargo +nightly fuzz build -s none
+TOOLCHAIN=()
+[ -z "${FUZZ_TOOLCHAIN:-}" ] || TOOLCHAIN=("+$FUZZ_TOOLCHAIN")
+cargo "${TOOLCHAIN[@]}" fuzz build -s none
 
 # audio_ingest: the seeds are 1-32 KiB; longer inputs only make executions slower.
 declare -A MAX_LEN=([audio_ingest]=32768 [context_fields]=65536 [multipart_form]=131072)
@@ -42,7 +48,7 @@ for target in "${TARGETS[@]}"; do
     log=$HERE/artifacts/$target.log
     mkdir -p "$HERE/artifacts/$target"
     started=$(date +%s)
-    if cargo +nightly fuzz run -s none "$target" "corpus/$target" -- \
+    if cargo "${TOOLCHAIN[@]}" fuzz run -s none "$target" "corpus/$target" -- \
         -max_total_time="$SECS" "${RUNS_FLAG[@]}" -max_len="${MAX_LEN[$target]:-65536}" \
         -timeout=30 -rss_limit_mb=2048 -report_slow_units=1 -print_final_stats=1 \
         >"$log" 2>&1; then

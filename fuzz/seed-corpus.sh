@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Seeds the fuzz corpora (fuzz/corpus/<target>/). Idempotent; the corpora are not committed
-# (fuzz/.gitignore): libFuzzer adds what it finds to them, `fuzz/run.sh --minimize` merges
-# them back down.
+# (fuzz/.gitignore): libFuzzer adds what it finds to them, fuzz/minimize.sh merges them
+# back down.
 #
 #   usage: fuzz/seed-corpus.sh
 #

@@ -17,6 +17,7 @@ fuzz_target!(|data: &[u8]| {
         max_file_bytes: 4 * 1024 * 1024,
         max_duration_secs: 30.0,
         decode_timeout: Duration::from_secs(5),
+        ..AudioLimits::default()
     };
     let detected = ctxscribe::audio::detect_format(data);
     match ctxscribe::audio::decode_to_16k_mono(data, &limits) {

@@ -14,16 +14,19 @@
 //!    decoder, new resampler if the rate changes).
 //! 4. truncated seekable WebM: if the reader cannot open the file seekably (it follows
 //!    SeekHead/Cues pointers past the end), it is reopened as a forward-only stream.
-//!    Likewise a "fast start" MP4 cut inside its `mdat` gets the box size repaired.
+//!    Likewise a "fast start" MP4 cut inside its `mdat` gets the box size repaired
+//!    ([`super::mp4`]).
 //! 5. RF64 is rejected by the probe; HE-AAC with explicit signalling fails in the decoder
 //!    and is reported as `AudioDecode`.
 //! 6. runaway containers: declared duration checked before decoding, then the duration
 //!    the packets describe ([`super::scan`], a pass that does not decode), decoded
 //!    duration checked after every packet, no more packets than bytes, a wall-clock
-//!    deadline checked before every packet.
+//!    deadline checked before every packet; MP4 sample positions and `trun` counts checked
+//!    against the file before symphonia reads them ([`super::mp4`]).
 //! 7. `UnexpectedEof` from the reader is the end of the stream.
 //! 8. NaN/Inf samples become 0, everything is clamped to [-1, 1].
 
+use std::borrow::Cow;
 use std::io::Cursor;
 use std::sync::LazyLock;
 use std::time::Instant;
@@ -49,9 +52,11 @@ use symphonia_adapter_libopus::OpusDecoder;
 
 use crate::error::Error;
 
+use super::mp4;
 use super::probe::Probed;
 use super::scan::{OPUS_CLOCK_RATE, PACKET_SLACK, max_packets, scan, too_many_packets};
 use super::sink::Sink;
+use super::vorbis;
 use super::{AudioFormat, AudioLimits, Pcm16k, TARGET_SAMPLE_RATE};
 
 /// More undecodable packets in a row than this fails the decode (about 2 s of AAC or
@@ -80,20 +85,13 @@ pub(crate) fn symphonia_error(context: impl std::fmt::Display, e: SymphoniaError
 pub(crate) fn decode(bytes: &[u8], probed: &Probed, limits: &AudioLimits) -> Result<Pcm16k, Error> {
     let deadline = Instant::now().checked_add(limits.decode_timeout);
     let data = bytes.get(probed.data_start..).unwrap_or_default();
-    let repaired;
+    // MP4 sample tables are checked against the file before symphonia trusts them, and a
+    // cut `mdat` is repaired (pitfalls 4 and 6).
     let data = match probed.format {
-        AudioFormat::M4a => match repair_truncated_mdat(data) {
-            Some(copy) => {
-                repaired = copy;
-                repaired.as_slice()
-            }
-            None => data,
-        },
-        _ => data,
+        AudioFormat::M4a => mp4::prepare(data)?,
+        _ => Cow::Borrowed(data),
     };
-    if probed.format == AudioFormat::M4a {
-        check_trun_sample_counts(data)?;
-    }
+    let data: &[u8] = &data;
     let mut reader = open_reader(probed.format, data)?;
     let current = open_track(reader.as_ref(), probed)?;
 
@@ -120,7 +118,7 @@ pub(crate) fn decode(bytes: &[u8], probed: &Probed, limits: &AudioLimits) -> Res
     run.decode_packets(
         reader.as_mut(),
         current,
-        Sink::new(limits.max_duration_secs, described),
+        Sink::new(limits, data.len(), described),
     )
 }
 
@@ -260,111 +258,6 @@ fn decode_one(
         }
         Err(e) => Err(symphonia_error("the audio stream is unusable", e)),
     }
-}
-
-/// The boxes of `data[start..end]`: `(type, payload start, end)`; stops at the first box
-/// that does not fit. Each box is at least 8 bytes, so the walk is bounded by the bytes.
-fn mp4_boxes(data: &[u8], start: usize, end: usize) -> Vec<([u8; 4], usize, usize)> {
-    let mut boxes = Vec::new();
-    let mut pos = start;
-    while let Some(header) = data.get(pos..pos + 8).filter(|_| pos + 8 <= end) {
-        let size32 = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
-        let kind = [header[4], header[5], header[6], header[7]];
-        let (size, header_len) = match size32 {
-            0 => (end - pos, 8),
-            1 => match data.get(pos + 8..pos + 16) {
-                Some(large) => {
-                    let mut raw = [0u8; 8];
-                    raw.copy_from_slice(large);
-                    (
-                        usize::try_from(u64::from_be_bytes(raw)).unwrap_or(usize::MAX),
-                        16,
-                    )
-                }
-                None => break,
-            },
-            n => (usize::try_from(n).unwrap_or(usize::MAX), 8),
-        };
-        if size < header_len {
-            break;
-        }
-        let box_end = pos.saturating_add(size).min(end);
-        boxes.push((kind, pos + header_len, box_end));
-        pos = box_end;
-    }
-    boxes
-}
-
-/// A fragmented MP4's `trun` box whose sample count no file of this size can hold is
-/// refused before symphonia counts through it (with no per-sample fields, symphonia's reader
-/// loops over the count: 2^32 - 1 samples is seconds of CPU for 4 bytes; AUDIO.md pitfall 6).
-fn check_trun_sample_counts(data: &[u8]) -> Result<(), Error> {
-    for (_, moof, moof_end) in mp4_boxes(data, 0, data.len())
-        .into_iter()
-        .filter(|(kind, ..)| kind == b"moof")
-    {
-        for (_, traf, traf_end) in mp4_boxes(data, moof, moof_end)
-            .into_iter()
-            .filter(|(kind, ..)| kind == b"traf")
-        {
-            for (kind, payload, _) in mp4_boxes(data, traf, traf_end) {
-                let count = data
-                    .get(payload + 4..payload + 8)
-                    .filter(|_| &kind == b"trun");
-                let Some(raw) = count else { continue };
-                let samples = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
-                if usize::try_from(samples).unwrap_or(usize::MAX) > max_packets(data) {
-                    return Err(too_many_packets(data.len()));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A copy of an MP4 file cut inside its final `mdat` box, with the box size shortened to
-/// what is left, or `None` if the file is not cut there. symphonia refuses to read samples
-/// from an `mdat` that claims to extend past the end of the file, although the `moov` box
-/// (at the front of a "fast start" file) still describes every sample before the cut.
-fn repair_truncated_mdat(data: &[u8]) -> Option<Vec<u8>> {
-    let mut pos = 0usize;
-    // Top-level boxes are few; bound the walk anyway.
-    for _ in 0..1024 {
-        let header = data.get(pos..pos + 8)?;
-        let size32 = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
-        let (size, header_len) = match size32 {
-            // Extends to the end of the file: nothing is cut.
-            0 => return None,
-            1 => {
-                let large = data.get(pos + 8..pos + 16)?;
-                let mut raw = [0u8; 8];
-                raw.copy_from_slice(large);
-                (u64::from_be_bytes(raw), 16)
-            }
-            n => (u64::from(n), 8),
-        };
-        if size < header_len {
-            return None;
-        }
-        let end = u64::try_from(pos).ok()?.checked_add(size)?;
-        let len = u64::try_from(data.len()).ok()?;
-        if end > len {
-            if &header[4..8] != b"mdat" {
-                return None;
-            }
-            let remaining = len - u64::try_from(pos).ok()?;
-            let mut copy = data.to_vec();
-            if header_len == 16 {
-                copy[pos + 8..pos + 16].copy_from_slice(&remaining.to_be_bytes());
-            } else {
-                let remaining = u32::try_from(remaining).ok()?;
-                copy[pos..pos + 4].copy_from_slice(&remaining.to_be_bytes());
-            }
-            return Some(copy);
-        }
-        pos = usize::try_from(end).ok()?;
-    }
-    None
 }
 
 /// Opens the symphonia reader of `format` on `data`.
@@ -513,6 +406,12 @@ pub(crate) fn select_track<'r>(
 fn open_track(reader: &dyn FormatReader, probed: &Probed) -> Result<OpenTrack, Error> {
     let (track, params) = select_track(reader, probed)?;
     let mut params = params.clone();
+    if params.codec == CODEC_ID_VORBIS
+        && let Some(extra_data) = &params.extra_data
+    {
+        // symphonia's Vorbis decoder panics on codewords over 32 bits.
+        vorbis::check_setup(extra_data)?;
+    }
     let opus = params.codec == CODEC_ID_OPUS;
     if opus {
         // Whatever the container declares (pitfall 2).
@@ -686,28 +585,6 @@ mod tests {
                 .expect_err("absurd rate");
             assert_eq!(err.code(), "audio_decode_failed", "rate {rate}");
         }
-    }
-
-    #[test]
-    fn a_cut_mdat_is_shortened_to_what_is_left() {
-        let mut mp4 = b"\0\0\0\x10ftypM4A \0\0\0\0".to_vec();
-        mp4.extend_from_slice(b"\0\0\0\x10moov\0\0\0\0\0\0\0\0");
-        let mdat_at = mp4.len();
-        mp4.extend_from_slice(b"\0\0\x10\0mdat");
-        mp4.extend_from_slice(&[7; 100]);
-        let fixed = repair_truncated_mdat(&mp4).expect("repaired");
-        assert_eq!(fixed[mdat_at..mdat_at + 4], 108u32.to_be_bytes());
-        assert_eq!(fixed[mdat_at + 4..], mp4[mdat_at + 4..]);
-        // 64-bit size.
-        let mut large = mp4[..mdat_at].to_vec();
-        large.extend_from_slice(b"\0\0\0\x01mdat");
-        large.extend_from_slice(&(1u64 << 40).to_be_bytes());
-        large.extend_from_slice(&[7; 100]);
-        let fixed = repair_truncated_mdat(&large).expect("repaired");
-        assert_eq!(fixed[mdat_at + 8..mdat_at + 16], 116u64.to_be_bytes());
-        // Complete files, and files cut in another box, are left alone.
-        assert!(repair_truncated_mdat(&fixed).is_none());
-        assert!(repair_truncated_mdat(&mp4[..mdat_at - 4]).is_none());
     }
 
     #[test]

@@ -18,8 +18,8 @@
 //!   timestamps and durations, MP4 sample tables, MP3 frames, WAV data), then the decoded
 //!   duration as it grows ([`Error::AudioTooLong`]). So an upload is refused for its length
 //!   at the cost of demuxing it, never of decoding an hour of it. A wall-clock deadline, a
-//!   cap of one packet per input byte and a cap on consecutive undecodable packets stop
-//!   hostile files ([`Error::AudioDecode`]). Decoding runs under `catch_unwind`: a panic in
+//!   cap of one packet per input byte, a floor of input bytes per second of audio and a
+//!   cap on consecutive undecodable packets stop hostile files ([`Error::AudioDecode`]). Decoding runs under `catch_unwind`: a panic in
 //!   a decoder becomes [`Error::AudioDecode`].
 //!
 //! Error mapping, by input:
@@ -34,8 +34,11 @@
 //! | damage in the middle that the codec or container skips (PCM noise, MP3 resync, Ogg pages failing their CRC, a few bad AAC/Opus packets) | `Ok` (possibly shorter) |
 //! | damage that breaks the container structure, or more than 100 bad packets in a row | `audio_decode_failed` |
 //! | declared (not for WAV), described by the packets, or decoded duration over [`AudioLimits::max_duration_secs`] | `audio_too_long` (before decoding, except for the decoded duration) |
-//! | more packets than input bytes (an MP4 `trun` claiming 2^32 empty samples, ...) | `audio_decode_failed` |
+//! | more packets than input bytes (MP4 `trun` boxes claiming 2^32 empty samples, ...) | `audio_decode_failed` |
+//! | fewer than [`AudioLimits::min_bytes_per_sec`] bytes per second of audio described or decoded (an hour of 2-byte Opus concealment packets in 92 kB) | `audio_decode_failed` (before decoding, for the described duration) |
+//! | MP4 sample data placed outside the file (a `stco`/`co64` chunk offset, a `tfhd` base or `trun` data offset past the end, or before the start) | `audio_decode_failed` (before symphonia reads the tables) |
 //! | decoding longer than [`AudioLimits::decode_timeout`] | `audio_decode_failed` ("decoding took too long") |
+//! | a Vorbis setup header with codewords over 32 bits (symphonia's decoder would index past its table) | `audio_decode_failed` (before the decoder is opened) |
 //! | a panic inside a decoder | `audio_decode_failed` |
 //!
 //! Known limits: the AAC encoder delay of MP4 files (1024 samples, 23 ms at 44.1 kHz) is
@@ -43,10 +46,12 @@
 //! damage may stop there without an error (the audio before the damage is returned).
 
 mod decode;
+mod mp4;
 mod probe;
 mod resample;
 mod scan;
 mod sink;
+mod vorbis;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
@@ -103,6 +108,17 @@ pub struct AudioLimits {
     /// Wall-clock deadline for the whole decode, checked between packets. Default: 60 s,
     /// about 100 times what an hour of compressed audio needs on one core.
     pub decode_timeout: Duration,
+    /// Fewest input bytes per second of audio: an upload whose packets describe, or that
+    /// decodes to, more than `bytes / min_bytes_per_sec` seconds is refused
+    /// ([`Error::AudioDecode`]); 0 disables the check. Default: 48 (384 bit/s).
+    ///
+    /// Why 48: the lowest bitrate of any codec decoded here is Opus's 6 kbit/s (750 B/s,
+    /// 16 times more); the sparsest file an encoder wrote in our tests, an hour of digital
+    /// silence in 8 kbit/s AAC, has 63 B/s; Opus silence has 150-380. Only packets that carry
+    /// no audio go lower (Opus concealment or DTX frames: 2 bytes per 120 ms, 26 B/s in
+    /// Ogg). Writing an hour of 16 kHz samples costs ~0.2 s of CPU whatever the input, so
+    /// without this bound a 92 kB file costs 2.2 s/MiB; at 48 B/s it is at most ~1.2.
+    pub min_bytes_per_sec: f64,
 }
 
 impl Default for AudioLimits {
@@ -111,6 +127,7 @@ impl Default for AudioLimits {
             max_file_bytes: 25 * 1024 * 1024,
             max_duration_secs: 3600.0,
             decode_timeout: Duration::from_secs(60),
+            min_bytes_per_sec: 48.0,
         }
     }
 }

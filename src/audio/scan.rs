@@ -41,6 +41,27 @@ pub(crate) fn max_packets(data: &[u8]) -> usize {
     data.len().saturating_add(PACKET_SLACK)
 }
 
+/// Most seconds of audio `bytes` of input may describe or decode to
+/// ([`AudioLimits::min_bytes_per_sec`]).
+pub(crate) fn max_secs_for_bytes(bytes: usize, limits: &AudioLimits) -> f64 {
+    if limits.min_bytes_per_sec > 0.0 {
+        bytes as f64 / limits.min_bytes_per_sec
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// The error for an upload of `bytes` that describes or decodes to `secs` of audio, more
+/// than [`max_secs_for_bytes`] allows.
+pub(crate) fn too_sparse(bytes: usize, secs: f64, limits: &AudioLimits) -> Error {
+    Error::decode(format!(
+        "{secs:.1} s of audio in {bytes} bytes ({:.1} bytes per second, at least {} needed): \
+         only packets that carry no audio are that small",
+        bytes as f64 / secs.max(f64::MIN_POSITIVE),
+        limits.min_bytes_per_sec
+    ))
+}
+
 /// Samples (at 48 kHz) in one Opus packet, from its TOC byte and frame count (RFC 6716,
 /// 3.1-3.2). 0 for a packet libopus would reject (empty, over 120 ms).
 pub(crate) fn opus_packet_samples(packet: &[u8]) -> u64 {
@@ -135,7 +156,9 @@ impl Clock {
 /// * [`Error::AudioTooLong`] as soon as the packets read so far pass
 ///   `limits.max_duration_secs`.
 /// * [`Error::AudioDecode`] for what the decoder would meet in the same place: a container
-///   error other than the end of the stream, more packets than bytes, the deadline.
+///   error other than the end of the stream, more packets than bytes, the deadline; and for
+///   more audio than [`max_secs_for_bytes`] allows (after the whole file was read, so that
+///   over-long files are `AudioTooLong` whatever their bytes).
 pub(crate) fn scan(
     data: &[u8],
     probed: &Probed,
@@ -179,7 +202,11 @@ pub(crate) fn scan(
             });
         }
     }
-    Ok(finished_secs + clock.secs())
+    let described = finished_secs + clock.secs();
+    if described > max_secs_for_bytes(data.len(), limits) {
+        return Err(too_sparse(data.len(), described, limits));
+    }
+    Ok(described)
 }
 
 fn next_link(reader: &dyn FormatReader, probed: &Probed) -> Option<Clock> {
@@ -242,6 +269,16 @@ mod tests {
     /// frames, which libopus conceals). `granule_per_packet` is what the pages claim each
     /// packet adds (5760 is the truth).
     fn ogg_opus(serial: u32, packets: usize, granule_per_packet: u64) -> Vec<u8> {
+        ogg_opus_padded(serial, packets, granule_per_packet, 0)
+    }
+
+    /// [`ogg_opus`] with `padding` bytes of Opus padding in every packet.
+    fn ogg_opus_padded(
+        serial: u32,
+        packets: usize,
+        granule_per_packet: u64,
+        padding: u8,
+    ) -> Vec<u8> {
         let mut head = b"OpusHead\x01\x01".to_vec();
         head.extend_from_slice(&312u16.to_le_bytes());
         head.extend_from_slice(&48_000u32.to_le_bytes());
@@ -249,7 +286,13 @@ mod tests {
         let tags = b"OpusTags\0\0\0\0\0\0\0\0";
         let mut out = ogg_page(serial, 2, 0, 0, &[&head]);
         out.extend(ogg_page(serial, 0, 0, 1, &[tags]));
-        let packet: &[u8] = &[(31 << 3) | 3, 6];
+        let mut packet = vec![(31 << 3) | 3, 6];
+        if padding > 0 {
+            packet[1] |= 0x40;
+            packet.push(padding - 1);
+            packet.resize(1 + usize::from(padding) + 1, 0);
+        }
+        let packet = packet.as_slice();
         let (mut left, mut granule, mut seq) = (packets, 312u64, 2u32);
         while left > 0 {
             let n = left.min(255);
@@ -262,9 +305,12 @@ mod tests {
         out
     }
 
+    /// Limits without the floor of bytes per second: the files of these tests are 2-byte
+    /// concealment packets (26 B/s), which the floor refuses ([`sparse_uploads_are_refused_before_decoding`]).
     fn limits(secs: f64) -> AudioLimits {
         AudioLimits {
             max_duration_secs: secs,
+            min_bytes_per_sec: 0.0,
             ..AudioLimits::default()
         }
     }
@@ -313,6 +359,27 @@ mod tests {
         let secs = result.expect("decodes");
         assert!((secs - 12.0).abs() < 0.1, "{secs}");
         assert_eq!(decoded, 100);
+    }
+
+    #[test]
+    fn sparse_uploads_are_refused_before_decoding() {
+        // 1000 concealment packets: 120 s in about 3 kB (26 B/s), under the 48 B/s floor.
+        let sparse = ogg_opus(7, 1000, 5760);
+        let (result, decoded) = decode_counting(&sparse, &AudioLimits::default());
+        assert_eq!((result, decoded), (Err("audio_decode_failed"), 0));
+        let err = decode_to_16k_mono(&sparse, &AudioLimits::default()).expect_err("sparse");
+        assert!(err.to_string().contains("120.0 s of audio in"), "{err}");
+        // The same packets with 5 bytes of padding each (8 bytes per 120 ms with the lacing,
+        // 67 B/s): decoded whole.
+        let padded = ogg_opus_padded(7, 1000, 5760, 5);
+        assert!(padded.len() as f64 / 120.0 > 60.0);
+        let (result, decoded) = decode_counting(&padded, &AudioLimits::default());
+        let secs = result.expect("decodes");
+        assert!((secs - 120.0).abs() < 0.1, "{secs}");
+        assert_eq!(decoded, 1000);
+        // Over-long and sparse: too long, whatever the bytes.
+        let (result, _) = decode_counting(&ogg_opus(7, 40_000, 5760), &AudioLimits::default());
+        assert_eq!(result, Err("audio_too_long"));
     }
 
     #[test]

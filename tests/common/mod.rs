@@ -2,6 +2,7 @@
 //! one transcriber per test binary, and the scorer's word normalisation.
 #![allow(dead_code)]
 
+pub mod audio;
 #[cfg(feature = "server")]
 pub mod server;
 
