@@ -102,11 +102,7 @@ impl Corrector {
         if written(second) <= written(merged) {
             return merged.to_owned();
         }
-        let drops_a_term = self
-            .terms
-            .iter()
-            .any(|term| contains_word(merged, &term.text) && !contains_word(second, &term.text));
-        if drops_a_term {
+        if self.drops_a_term(merged, second) {
             return merged.to_owned(); // terms are added, never swapped (see the merge)
         }
         let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).count();
@@ -198,11 +194,8 @@ impl Corrector {
             // swap one for another ("src/components/NavBar.tsx" for "src/pages/index.tsx",
             // ssh-keygen for ssh-agent: siblings sound alike, the first was matched).
             let ours_text = &first[ours_first.core_start..ours_last.core_end];
-            let swaps_a_term = self.terms.iter().any(|term| {
-                contains_word(ours_text, &term.text) && !contains_word(theirs_text, &term.text)
-            });
             if only_terms_and_common_words
-                && !swaps_a_term
+                && !self.drops_a_term(ours_text, theirs_text)
                 && sound_alike(
                     &joined_key(ours_block),
                     &joined_key(theirs_block),
@@ -271,6 +264,14 @@ impl Corrector {
         self.terms
             .iter()
             .any(|term| contains_word(text, &term.text))
+    }
+
+    /// True when `before` writes a term that `after` does not: a pass that would drop
+    /// it swaps terms instead of adding them.
+    fn drops_a_term(&self, before: &str, after: &str) -> bool {
+        self.terms
+            .iter()
+            .any(|term| contains_word(before, &term.text) && !contains_word(after, &term.text))
     }
 
     /// The smallest weighted distance from `key` to a spoken form of term `term`,
