@@ -238,7 +238,7 @@ impl ContextTranscriber {
             return self.merge_window(window, messages, terms, corrector);
         }
         let language = window.language();
-        let glossary = terms.subset(&(0..terms.len().min(MAX_GLOSSARY_TERMS)).collect::<Vec<_>>());
+        let glossary = terms.leading(MAX_GLOSSARY_TERMS);
         let prompt =
             context::prompt::render_prompt(&[], &glossary, &|text: &str| self.count_tokens(text));
         let bias = if layers.biasing {
@@ -368,7 +368,7 @@ impl ContextTranscriber {
         text: &str,
         finish: &dyn Fn(&str) -> String,
     ) -> Result<String> {
-        let glossary = terms.subset(&(0..terms.len().min(MAX_GLOSSARY_TERMS)).collect::<Vec<_>>());
+        let glossary = terms.leading(MAX_GLOSSARY_TERMS);
         let count_tokens = |text: &str| self.count_tokens(text);
         let prompt = context::prompt::render_prompt(messages, &glossary, &count_tokens);
         let mut second = finish(&window.decode_prompted(&prompt, None)?);

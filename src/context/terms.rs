@@ -139,6 +139,13 @@ impl ContextTerms {
         ContextTerms { terms }
     }
 
+    /// The first `count` terms (all of them when there are fewer), in rank order: the
+    /// glossary a prompt lists.
+    #[must_use]
+    pub fn leading(&self, count: usize) -> Self {
+        self.subset(&(0..self.len().min(count)).collect::<Vec<_>>())
+    }
+
     /// The terms at `indices` (positions in [`ContextTerms::terms`]), in their order;
     /// indices out of range are ignored.
     #[must_use]
