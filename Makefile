@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: setup serve test lint fmt bench eval bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load
+.PHONY: setup serve test lint fmt bench eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -48,6 +48,11 @@ bench-venv:
 ## Latency, real-time factor and WER per clip of ../shared/eval/real (ctxscribe alone).
 eval: setup
 	$(CARGO) bench --bench eval -- real
+
+## The real clips with context: LibriSpeech rare-word lists (rare words right, no
+## distractor inserted), an irrelevant context and 1000 unrelated terms (WER unchanged).
+eval-real-context: setup
+	bash benches/realctx/run.sh
 
 ## Regenerate include/ctxscribe.h after changing ffi/src (pinned cbindgen); commit it.
 header:

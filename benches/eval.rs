@@ -4,7 +4,6 @@
 //! cargo bench --bench eval -- real [--model PATH] [--threads N] [--beam N] [--runs N]
 //! cargo bench --bench eval -- context [--layers prompt,correction] [--beam N]
 //! cargo bench --bench eval -- context-ablation [--beam N]
-//! cargo bench --bench eval -- real-irrelevant [--layers ...] [--beam N]
 //! ```
 //! `real`: every clip of ../shared/eval/real (converted to supported containers by
 //! scripts/prepare-eval.sh): latency and real-time factor per clip, jfk's median latency
@@ -24,11 +23,9 @@
 //! earlier `context` run (e.g. target/bench/context-prompt-hyps.jsonl) and scores them,
 //! to work on correction without decoding again.
 //!
-//! `real-irrelevant`: the real clips without context, then with an irrelevant context
-//! (another clip's 100-word LibriSpeech biasing list, minus this clip's reference words,
-//! and unrelated messages): the WER of both, which should not differ.
-//! `--reuse-baseline` takes the no-context pass from target/bench/ (context layers do
-//! not change it).
+//! The real clips with context (the LibriSpeech rare-word lists, irrelevant contexts,
+//! 1000 unrelated terms) are context sets too: benches/realctx/run.sh writes and scores
+//! them (`make eval-real-context`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -47,7 +44,7 @@ struct Options {
     beam: Option<u8>,
     runs: usize,
     layers: ContextLayers,
-    /// `real-irrelevant`: take the no-context pass from an earlier run's hypotheses.
+    /// `context-ablation`: take the no-context pass from an earlier run's hypotheses.
     reuse_baseline: bool,
 }
 
@@ -189,7 +186,7 @@ fn main() {
                 ..biasing
             };
             let mut rows = Vec::new();
-            let none_hyps = root.join("target/bench/context-none-hyps.jsonl");
+            let none_hyps = context_hyps_path(&root, &shared, none);
             if options.reuse_baseline && none_hyps.is_file() {
                 let raw = recorrect_with(&none_hyps, &root, &shared, false, false);
                 rows.push(format!(
@@ -241,16 +238,8 @@ fn main() {
                 println!("{row}");
             }
         }
-        "real-irrelevant" => bench_real_irrelevant(
-            &load(options.layers),
-            &root,
-            &shared,
-            options.reuse_baseline,
-        ),
         other => {
-            eprintln!(
-                "eval: unknown mode {other} (expected: real, context, context-ablation, real-irrelevant)"
-            );
+            eprintln!("eval: unknown mode {other} (expected: real, context, context-ablation)");
             std::process::exit(2);
         }
     }
@@ -315,6 +304,28 @@ fn read_context_cases(path: &Path) -> Result<Vec<ContextCase>, String> {
     Ok(cases)
 }
 
+/// The context set: ../shared/eval/context, or `CTXSCRIBE_EVAL_CONTEXT_DIR` (another set
+/// laid out the same way: benches/ctxset, benches/heldout, benches/realctx write some).
+fn context_set_dir(shared: &Path) -> PathBuf {
+    std::env::var_os("CTXSCRIBE_EVAL_CONTEXT_DIR")
+        .map_or_else(|| shared.join("eval/context"), PathBuf::from)
+}
+
+/// target/bench/context-[SET-]LAYERS-hyps.jsonl: another set's hypotheses are kept apart.
+fn context_hyps_path(root: &Path, shared: &Path, layers: ContextLayers) -> PathBuf {
+    let set = std::env::var_os("CTXSCRIBE_EVAL_CONTEXT_DIR")
+        .and_then(|_| {
+            context_set_dir(shared)
+                .file_name()
+                .map(|n| format!("{}-", n.to_string_lossy()))
+        })
+        .unwrap_or_default();
+    root.join(format!(
+        "target/bench/context-{set}{}-hyps.jsonl",
+        layers_name(layers)
+    ))
+}
+
 /// Runs the context dev set through `transcriber`; returns score.py's summary line.
 fn bench_context(
     transcriber: &ContextTranscriber,
@@ -323,10 +334,7 @@ fn bench_context(
     shared: &Path,
     verbose: bool,
 ) -> Option<String> {
-    // `CTXSCRIBE_EVAL_CONTEXT_DIR=target/heldout` scores another set laid out like
-    // ../shared/eval/context (benches/heldout/synthesize.sh makes one with other terms).
-    let dir = std::env::var_os("CTXSCRIBE_EVAL_CONTEXT_DIR")
-        .map_or_else(|| shared.join("eval/context"), PathBuf::from);
+    let dir = context_set_dir(shared);
     let cases_path = dir.join("cases.jsonl");
     let cases = match read_context_cases(&cases_path) {
         Ok(cases) => cases,
@@ -335,9 +343,10 @@ fn bench_context(
             return None;
         }
     };
-    let out_dir = root.join("target/bench");
-    let _ = std::fs::create_dir_all(&out_dir);
-    let hyps_path = out_dir.join(format!("context-{}-hyps.jsonl", layers_name(layers)));
+    let hyps_path = context_hyps_path(root, shared, layers);
+    if let Some(out_dir) = hyps_path.parent() {
+        let _ = std::fs::create_dir_all(out_dir);
+    }
     let mut hyps = Vec::new();
     let (mut total_time, mut slowest) = (0.0f64, 0.0f64);
     let mut times: Vec<f64> = Vec::new();
@@ -503,148 +512,6 @@ fn recorrect_with(
         "{summary} correction={correction_ms:.1}ms/{} cases",
         cases.len()
     ))
-}
-
-/// Unrelated chat context sent with every real clip in `real-irrelevant`.
-const IRRELEVANT_MESSAGES: &[&str] = &[
-    "The user dictates notes about the code they are editing.",
-    "Editing billing_worker.py and invoice_export.ts; see docker-compose.yml. \
-     Functions: computeLateFees, syncLedgerBatch. Stack: Kubernetes, Grafana, PagerDuty, \
-     PostgreSQL, Redis.",
-];
-
-/// Real clips with no context and with an irrelevant one; prints both WERs.
-fn bench_real_irrelevant(
-    transcriber: &ContextTranscriber,
-    root: &Path,
-    shared: &Path,
-    reuse_baseline: bool,
-) {
-    let clips_dir = root.join("target/fixtures/real");
-    let status = Command::new("bash")
-        .arg(root.join("scripts/prepare-eval.sh"))
-        .arg(&clips_dir)
-        .status();
-    if !status.is_ok_and(|s| s.success()) {
-        eprintln!("eval: scripts/prepare-eval.sh failed");
-        std::process::exit(1);
-    }
-    let manifest_path = shared.join("eval/real/manifest.tsv");
-    let manifest = std::fs::read_to_string(&manifest_path).unwrap_or_default();
-    let lists = biasing_lists(&shared.join("eval/real/librispeech_fbai_subset.tsv"));
-    let out_dir = root.join("target/bench");
-    let _ = std::fs::create_dir_all(&out_dir);
-    let clips: Vec<(String, String)> = manifest
-        .lines()
-        .skip(1)
-        .filter_map(|line| {
-            let cols: Vec<&str> = line.split('\t').collect();
-            (cols.len() > 4).then(|| (cols[0].to_owned(), cols[4].to_owned()))
-        })
-        .collect();
-    let mut summaries = Vec::new();
-    let baseline_path = out_dir.join("real-no-context-hyps.jsonl");
-    for irrelevant in [false, true] {
-        let mut hyps = Vec::new();
-        let mut changed = Vec::new();
-        let started = Instant::now();
-        let reuse = !irrelevant && reuse_baseline && baseline_path.is_file();
-        for (index, (id, reference)) in clips.iter().enumerate().filter(|_| !reuse) {
-            let (messages, dictionary) = if irrelevant {
-                let reference_words: std::collections::HashSet<String> = reference
-                    .split(|c: char| !c.is_alphanumeric() && c != '\'')
-                    .map(str::to_lowercase)
-                    .collect();
-                // Another clip's list, so that its rare words are not in this clip.
-                let list = lists
-                    .get((index + 1) % lists.len().max(1))
-                    .cloned()
-                    .unwrap_or_default();
-                let terms: Vec<String> = list
-                    .into_iter()
-                    .filter(|t| !reference_words.contains(&t.to_lowercase()))
-                    .collect();
-                (
-                    IRRELEVANT_MESSAGES
-                        .iter()
-                        .map(|m| Message::user(*m))
-                        .collect(),
-                    Dictionary::from_terms(terms).unwrap_or_default(),
-                )
-            } else {
-                (Vec::new(), Dictionary::default())
-            };
-            let bytes = std::fs::read(clips_dir.join(format!("{id}.wav"))).unwrap_or_default();
-            let text = transcriber
-                .transcribe_blocking(bytes.into(), messages, Languages::Auto, dictionary)
-                .map(|t| t.text)
-                .unwrap_or_default();
-            hyps.push((id.clone(), text));
-        }
-        let name = if irrelevant {
-            "irrelevant"
-        } else {
-            "no-context"
-        };
-        let hyps_path = out_dir.join(format!("real-{name}-hyps.jsonl"));
-        let lines: Vec<String> = hyps
-            .iter()
-            .map(|(id, text)| serde_json::json!({ "id": id, "text": text }).to_string())
-            .collect();
-        if !reuse {
-            let _ = std::fs::write(&hyps_path, lines.join("\n") + "\n");
-        }
-        if irrelevant {
-            let baseline = out_dir.join("real-no-context-hyps.jsonl");
-            let before: Vec<String> = std::fs::read_to_string(baseline)
-                .unwrap_or_default()
-                .lines()
-                .map(str::to_owned)
-                .collect();
-            for (line, after) in before.iter().zip(&lines) {
-                if line != after {
-                    changed.push(after.clone());
-                }
-            }
-        }
-        let output = Command::new("python3")
-            .arg(shared.join("eval/score.py"))
-            .arg("real")
-            .arg(&manifest_path)
-            .arg(&hyps_path)
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default();
-        let summary = format!(
-            "{name:<11} {} ({:.0} s)",
-            output.lines().last().unwrap_or_default(),
-            started.elapsed().as_secs_f64()
-        );
-        println!("{summary}");
-        for line in &changed {
-            println!("  changed: {line}");
-        }
-        summaries.push(summary);
-    }
-    for summary in summaries {
-        println!("{summary}");
-    }
-}
-
-/// The `biasing_list_100` column of librispeech_fbai_subset.tsv, one list per row.
-fn biasing_lists(path: &Path) -> Vec<Vec<String>> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or_default().split('\t').collect();
-    let Some(column) = header.iter().position(|h| *h == "biasing_list_100") else {
-        return Vec::new();
-    };
-    lines
-        .filter_map(|line| {
-            let cell = line.split('\t').nth(column)?;
-            serde_json::from_str::<Vec<String>>(cell).ok()
-        })
-        .collect()
 }
 
 fn bench_real(transcriber: &ContextTranscriber, root: &Path, shared: &Path, runs: usize) {
