@@ -245,3 +245,33 @@ def wait_for_health(port: int, server: subprocess.Popen[bytes]) -> dict[str, Any
         except OSError:
             time.sleep(0.1)
     raise AssertionError("the server never answered /health")
+
+
+def debian_package(library: Path) -> str:
+    """The Debian package that holds a shared library (dpkg -S; usrmerge aware)."""
+    for candidate in (library, Path("/usr") / library.relative_to("/"), library.resolve()):
+        done = subprocess.run(
+            ["dpkg", "-S", str(candidate)], capture_output=True, text=True, check=False
+        )
+        if done.returncode == 0:
+            return done.stdout.split(":", 1)[0]
+    raise AssertionError(f"no Debian package holds {library}")
+
+
+def test_runtime_stage_installs_the_binarys_libraries() -> None:
+    """Every shared library the server links comes from a package the runtime stage
+    installs, or from libc6 / libgcc-s1 (in every Debian image)."""
+    linked = subprocess.run(
+        ["ldd", str(server_binary())], capture_output=True, text=True, check=True
+    ).stdout
+    libraries = [Path(p) for p in re.findall(r"=> (/\S+)", linked)]
+    assert libraries, linked
+    docker = dockerfile_instructions()
+    runtime = docker[[i for i, (ins, _) in enumerate(docker) if ins == "FROM"][1] :]
+    installs = " ".join(rest for instruction, rest in runtime if instruction == "RUN")
+    (listed,) = re.findall(r"--no-install-recommends ([a-z0-9+.\- ]+?)(?: &&|$)", installs)
+    packages = set(listed.split())
+    assert "tini" in packages, packages
+    for library in libraries:
+        package = debian_package(library)
+        assert package in packages | {"libc6", "libgcc-s1"}, (library, package, packages)
