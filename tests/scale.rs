@@ -434,3 +434,46 @@ fn health_is_not_ready_until_the_model_is_loaded() {
         "the replica was never probed while loading (the probe came too late)"
     );
 }
+
+/// README's "Scaling out" `sh` block runs as written: `make scale-test`, here with short
+/// runs (`SECS=3 CONCURRENCY=4`) and `CARGO=true` (the binaries are the ones this
+/// `cargo test` built; a nested cargo would wait for this one's lock).
+#[test]
+fn readme_scale_test_command_runs() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
+    let section = readme
+        .split("\n## ")
+        .find(|s| s.starts_with("Scaling out"))
+        .expect("a 'Scaling out' section");
+    let commands: Vec<&str> = section
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|block| block.split("```").next())
+        .flat_map(str::lines)
+        .filter(|line| line.starts_with("make "))
+        .collect();
+    assert_eq!(commands, ["make scale-test"], "{section}");
+    let output = Command::new("bash")
+        .args(["-c", commands[0]])
+        .current_dir(repo_root())
+        .env("SECS", "3")
+        .env("CONCURRENCY", "4")
+        .env("CARGO", "true")
+        .output()
+        .expect("run make");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| 1 replica") || l.starts_with("| 2 replicas"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{stdout}");
+    for row in rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!((cells[3], cells[4]), ("0", "0"), "lost / wrong text: {row}");
+    }
+}
