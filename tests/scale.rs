@@ -52,8 +52,9 @@ struct Replica {
 }
 
 impl Replica {
-    /// Starts the server (debug logs: one line per `/health`) without waiting for it.
-    fn spawn(port: u16, model_file: &str) -> Replica {
+    /// Starts the server (debug logs: one line per `/health`) with `extra` arguments,
+    /// without waiting for it.
+    fn spawn(port: u16, model_file: &str, extra: &[&str]) -> Replica {
         let mut command = Command::new(server_binary());
         command
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
@@ -67,6 +68,7 @@ impl Replica {
             ])
             .arg("--model")
             .arg(model(model_file))
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -87,8 +89,8 @@ impl Replica {
         Replica { child, port, logs }
     }
 
-    fn start(port: u16) -> Replica {
-        let replica = Replica::spawn(port, "ggml-tiny.en.bin");
+    fn start(port: u16, extra: &[&str]) -> Replica {
+        let replica = Replica::spawn(port, "ggml-tiny.en.bin", extra);
         replica.wait_healthy();
         replica
     }
@@ -332,6 +334,29 @@ fn assert_all_right(answers: &[Answer], expected: &str, what: &str) {
     }
 }
 
+/// Every request answered: 200 with `expected`, or 503 (`server_busy`); how many 503s.
+fn assert_right_or_busy(answers: &[Answer], expected: &str, what: &str) -> usize {
+    let mut busy = 0;
+    for answer in answers {
+        let answer = answer
+            .as_ref()
+            .unwrap_or_else(|| panic!("{what}: a request got no answer"));
+        if answer.0 == 503 {
+            assert!(answer.1.contains("server_busy"), "{what}: {}", answer.1);
+            busy += 1;
+        } else {
+            assert_eq!(answer.0, 200, "{what}: {}", answer.1);
+            assert_eq!(
+                text_of(answer).as_deref(),
+                Some(expected),
+                "{what}: {}",
+                answer.1
+            );
+        }
+    }
+    busy
+}
+
 /// Requests a replica answered with 200 (its access log lines).
 fn served(replica: &Replica) -> usize {
     replica
@@ -346,8 +371,8 @@ fn replicas_behind_nginx_lose_nothing_on_sigterm_or_sigkill() {
     let clip = real_clip("en_google_brooklyn_bridge").path;
     let request = Arc::new(transcription_request(&clip));
     let (port_a, port_b) = (free_port(), free_port());
-    let mut a = Replica::start(port_a);
-    let mut b = Replica::start(port_b);
+    let mut a = Replica::start(port_a, &[]);
+    let mut b = Replica::start(port_b, &[]);
     let direct = exchange(a.addr(), &request).expect("a direct answer");
     assert_eq!(direct.0, 200, "{}", direct.1);
     let expected = text_of(&direct).expect("a text");
@@ -376,7 +401,7 @@ fn replicas_behind_nginx_lose_nothing_on_sigterm_or_sigkill() {
 
     // a comes back; while its model loads, everything goes to b.
     let clients = Clients::start(nginx.addr, Arc::clone(&request));
-    a = Replica::spawn(port_a, "ggml-tiny.en.bin");
+    a = Replica::spawn(port_a, "ggml-tiny.en.bin", &[]);
     a.wait_healthy();
     // nginx tries a again once its fail_timeout (2 s) has passed.
     clients.wait_until(400, || served(&a) > 0);
@@ -403,7 +428,7 @@ fn replicas_behind_nginx_lose_nothing_on_sigterm_or_sigkill() {
 fn health_is_not_ready_until_the_model_is_loaded() {
     // The base model takes a while to load: long enough to probe the replica meanwhile.
     let port = free_port();
-    let replica = Replica::spawn(port, "ggml-base.bin");
+    let replica = Replica::spawn(port, "ggml-base.bin", &[]);
     let mut answers = Vec::new();
     while answers.last() != Some(&Some(200)) {
         answers.push(health(replica.addr()));
@@ -476,4 +501,33 @@ fn readme_scale_test_command_runs() {
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
         assert_eq!((cells[3], cells[4]), ("0", "0"), "lost / wrong text: {row}");
     }
+}
+
+/// Replicas with one engine slot and no queue, more clients than slots, then one
+/// replica killed: the busy survivor's 503s reach the clients as 503s (with
+/// `server_busy`), never as nginx's 502 "no live upstreams" (which a retried 503
+/// caused: nginx counted it as a failure and took the busy replica out).
+#[test]
+fn busy_replicas_answer_503_through_nginx_never_502() {
+    let clip = real_clip("en_google_brooklyn_bridge").path;
+    let request = Arc::new(transcription_request(&clip));
+    let (port_a, port_b) = (free_port(), free_port());
+    let busy_args = ["--max-concurrent", "1", "--max-queue", "0"];
+    let a = Replica::start(port_a, &busy_args);
+    let mut b = Replica::start(port_b, &busy_args);
+    let direct = exchange(a.addr(), &request).expect("a direct answer");
+    let expected = text_of(&direct).expect("a text");
+    let nginx = Nginx::start(&[port_a, port_b], "busy");
+    let clients = Clients::start(nginx.addr, Arc::clone(&request));
+    clients.wait_for(20);
+    signal(&b.child, "-KILL");
+    let _ = b.wait();
+    clients.wait_for(40);
+    let answers = clients.finish();
+    let busy = assert_right_or_busy(&answers, &expected, "busy replicas");
+    assert!(
+        busy > 0,
+        "no replica was ever busy: the test did not exercise a 503"
+    );
+    assert!(busy < answers.len(), "no request was transcribed");
 }
