@@ -7,7 +7,8 @@
 #   SIGKILLed half-way.
 # Prints one table row per run: requests answered, lost (no answer, or a 5xx other than
 # 503 from the balancer), valid clips with a wrong text (loadgen --expect-text: the text
-# of a direct call to a replica), p50/p99 latency and requests/s.
+# of a direct call to a replica), p50/p99 latency, requests/s and the replicas' peak RSS
+# (VmHWM, since each replica started).
 #
 #   usage: scripts/scale-test.sh   env: SECS=30 CONCURRENCY=8 SCALE_MODEL=models/ggml-tiny.en.bin
 #                                       SCALE_THREADS=1 SERVER_ARGS=... NGINX=nginx
@@ -115,7 +116,12 @@ load() {
     field() { awk -F'|' -v k="$1" '$2 ~ k { gsub(/^ +| +$/, "", $3); print $3; exit }' "$out"; }
     local valid; valid=$(awk -F'|' '$2 ~ /Valid/ && $3 ~ /200/ { gsub(/^ +| +$/, "", $4); print $4 }' "$out")
     local wrong; wrong=$(grep -o 'than .*: [0-9]*$' "$out" | grep -o '[0-9]*$' || echo "?")
-    ROWS+=("| $label | $(field 'requests answered') | $(field 'requests lost') | ${wrong} | ${valid:-0} | $(field 'latency p50') | $(field 'latency p99') | $(field throughput) |")
+    local rss="" name
+    for name in a b; do
+        [ -n "${PID[$name]:-}" ] || continue
+        rss+="$name $(awk '/^VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/${PID[$name]}/status" 2>/dev/null || echo '?') MiB "
+    done
+    ROWS+=("| $label | $(field 'requests answered') | $(field 'requests lost') | ${wrong} | ${valid:-0} | $(field 'latency p50') | $(field 'latency p99') | $(field throughput) | ${rss% } |")
     return $status
 }
 
@@ -135,8 +141,8 @@ load "2 replicas, SIGTERM one half-way" term || failed=1
 load "2 replicas, SIGKILL one half-way" kill || failed=1
 
 echo
-echo "| run | answered | lost | wrong text | valid 200 | p50 | p99 | throughput |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| run | answered | lost | wrong text | valid 200 | p50 | p99 | throughput | peak RSS (VmHWM) |"
+echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"
 echo "scale-test: load average after: $(cut -d' ' -f1-3 /proc/loadavg); logs in $RUN"
 [ "$failed" -eq 0 ] || echo "scale-test: FAILED" >&2
