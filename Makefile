@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: setup serve test lint fmt bench eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load
+.PHONY: setup serve test lint fmt bench eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -110,3 +110,9 @@ ingest-cost:
 ## Load test on loopback: SECS=60 CONCURRENCY=32 clients, valid clips mixed with invalid requests.
 load: setup
 	bash scripts/load.sh
+
+## Two replicas behind nginx on loopback (deploy/nginx/): SECS=30 CONCURRENCY=8 per run; 1 vs
+## 2 replicas, then one SIGTERMed and one SIGKILLed mid-run. A table of answered, lost,
+## wrong texts, p50/p99 and requests/s; fails if a request was lost or got a wrong text.
+scale-test: setup
+	bash scripts/scale-test.sh

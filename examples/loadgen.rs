@@ -12,7 +12,10 @@
 //! status line counts as lost. Prints requests/s, p50/p99 latency, the status
 //! distribution per request kind, lost requests and, with `--pid`, the server's peak RSS
 //! (`VmHWM`). `--backoff`: after a 503 a client waits `Retry-After` seconds (as the
-//! OpenAI SDKs do) instead of retrying at once. Exits 1 if a request was lost or got a status outside 200 / 4xx / 503.
+//! OpenAI SDKs do) instead of retrying at once. `--expect-text TEXT`: every valid clip
+//! answered 200 must have exactly this `text` (e.g. from a direct call; behind a load
+//! balancer, every replica must give the same answer). Exits 1 if a request was lost,
+//! got a status outside 200 / 4xx / 503, or a wrong text.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -56,6 +59,8 @@ struct Args {
     pid: Option<u32>,
     /// Wait `Retry-After` seconds after a 503, as the OpenAI SDKs do.
     backoff: bool,
+    /// The `text` every valid clip answered 200 must have.
+    expect_text: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -65,6 +70,7 @@ fn parse_args() -> Result<Args, String> {
     let mut clip = None;
     let mut pid = None;
     let mut backoff = false;
+    let mut expect_text = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or(format!("{flag} needs a value"));
@@ -79,6 +85,7 @@ fn parse_args() -> Result<Args, String> {
             "--clip" => clip = Some(value()?.into()),
             "--pid" => pid = Some(value()?.parse().map_err(|e| format!("--pid: {e}"))?),
             "--backoff" => backoff = true,
+            "--expect-text" => expect_text = Some(value()?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -89,6 +96,7 @@ fn parse_args() -> Result<Args, String> {
         clip: clip.ok_or("--clip is required")?,
         pid,
         backoff,
+        expect_text,
     })
 }
 
@@ -154,9 +162,15 @@ fn requests(clip: &[u8]) -> BTreeMap<Kind, Vec<u8>> {
     ])
 }
 
-/// One request on a new connection: the status and `Retry-After` (seconds), or `None`
-/// when it got no answer.
-fn send(addr: SocketAddr, request: &[u8]) -> Option<(u16, Option<u64>)> {
+/// One answer: the status, `Retry-After` (seconds) and the JSON body's `text`.
+struct Reply {
+    status: u16,
+    retry_after: Option<u64>,
+    text: Option<String>,
+}
+
+/// One request on a new connection, or `None` when it got no answer.
+fn send(addr: SocketAddr, request: &[u8]) -> Option<Reply> {
     let mut stream = TcpStream::connect(addr).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(900)))
@@ -167,14 +181,21 @@ fn send(addr: SocketAddr, request: &[u8]) -> Option<(u16, Option<u64>)> {
     let mut reply = Vec::new();
     let _ = stream.read_to_end(&mut reply);
     let head = String::from_utf8_lossy(&reply);
+    let (head, body) = head.split_once("\r\n\r\n").unwrap_or((&head, ""));
     let mut lines = head.split("\r\n");
     let status: u16 = lines.next()?.split(' ').nth(1)?.parse().ok()?;
     let retry_after = lines
-        .take_while(|l| !l.is_empty())
         .filter_map(|l| l.split_once(':'))
         .find(|(name, _)| name.eq_ignore_ascii_case("retry-after"))
         .and_then(|(_, v)| v.trim().parse().ok());
-    Some((status, retry_after))
+    let text = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v["text"].as_str().map(str::to_owned));
+    Some(Reply {
+        status,
+        retry_after,
+        text,
+    })
 }
 
 #[derive(Debug, Default)]
@@ -182,6 +203,8 @@ struct Tally {
     latencies: Vec<Duration>,
     statuses: BTreeMap<(Kind, u16), Vec<Duration>>,
     lost: BTreeMap<Kind, usize>,
+    /// Valid clips answered 200 with another text than `--expect-text`.
+    wrong: Vec<Option<String>>,
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -229,6 +252,7 @@ fn main() -> std::process::ExitCode {
                 let requests = Arc::clone(&requests);
                 let addr = args.addr;
                 let backoff = args.backoff;
+                let expect = args.expect_text.as_deref();
                 scope.spawn(move || {
                     let mut tally = Tally::default();
                     let mut turn = client;
@@ -240,12 +264,19 @@ fn main() -> std::process::ExitCode {
                         };
                         let sent = Instant::now();
                         match send(addr, request) {
-                            Some((status, retry_after)) => {
+                            Some(reply) => {
                                 let took = sent.elapsed();
                                 tally.latencies.push(took);
+                                let status = reply.status;
                                 tally.statuses.entry((kind, status)).or_default().push(took);
+                                if kind == Kind::Valid
+                                    && status == 200
+                                    && expect.is_some_and(|e| reply.text.as_deref() != Some(e))
+                                {
+                                    tally.wrong.push(reply.text);
+                                }
                                 if backoff && status == 503 {
-                                    let wait = Duration::from_secs(retry_after.unwrap_or(1));
+                                    let wait = Duration::from_secs(reply.retry_after.unwrap_or(1));
                                     std::thread::sleep(wait.min(end - Instant::now().min(end)));
                                 }
                             }
@@ -268,6 +299,7 @@ fn main() -> std::process::ExitCode {
         for (key, n) in tally.lost {
             *total.lost.entry(key).or_default() += n;
         }
+        total.wrong.extend(tally.wrong);
     }
     total.latencies.sort_unstable();
     let answered = total.latencies.len();
@@ -323,8 +355,17 @@ fn main() -> std::process::ExitCode {
     for (kind, n) in &total.lost {
         println!("| {kind:?} | lost | {n} | | |");
     }
-    if lost > 0 || unexpected > 0 {
-        eprintln!("loadgen: {lost} lost, {unexpected} with an unexpected status");
+    let wrong = total.wrong.len();
+    if let Some(expected) = &args.expect_text {
+        println!("\nvalid clips answered 200 with another text than {expected:?}: {wrong}");
+        for text in total.wrong.iter().take(3) {
+            println!("  got {text:?}");
+        }
+    }
+    if lost > 0 || unexpected > 0 || wrong > 0 {
+        eprintln!(
+            "loadgen: {lost} lost, {unexpected} with an unexpected status, {wrong} wrong texts"
+        );
         return std::process::ExitCode::FAILURE;
     }
     std::process::ExitCode::SUCCESS
