@@ -34,4 +34,4 @@ pub use request::{
     Audio, CheckedAudio, MAX_PCM_SAMPLE_RATE, MIN_PCM_SAMPLE_RATE, TranscriptionRequest,
 };
 pub use transcriber::{ContextTranscriber, ContextTranscriberBuilder};
-pub use transcript::{StageTimings, Transcript};
+pub use transcript::{Segment, StageTimings, Transcript};

@@ -13,6 +13,7 @@ __all__ = [
     "FileTooLargeError",
     "InvalidRequestError",
     "ModelUnavailableError",
+    "Segment",
     "Transcript",
     "TranscriptionError",
     "TranscriptionFailedError",
@@ -115,6 +116,25 @@ class Transcript:
     @property
     def total_secs(self) -> float:
         """Seconds the whole call took."""
+    @property
+    def segments(self) -> list[Segment]:
+        """The text in timed pieces, in order (times never go back); their texts joined by
+        spaces are ``text``. Empty when ``text`` is."""
+
+@final
+class Segment:
+    """One timed piece of a transcript; ``str(segment)`` is its text."""
+
+    @property
+    def start(self) -> float:
+        """Where the piece starts, in seconds from the start of the audio."""
+    @property
+    def end(self) -> float:
+        """Where the piece ends, in seconds from the start of the audio (never before
+        ``start``)."""
+    @property
+    def text(self) -> str:
+        """The piece's text, without leading or trailing whitespace."""
 
 class TranscriptionError(Exception):
     """Base class of every error ctxscribe raises."""

@@ -21,7 +21,7 @@ mod _native {
     use pyo3::prelude::*;
 
     #[pymodule_export]
-    use super::transcriber::{PyContextTranscriber, PyTranscript};
+    use super::transcriber::{PyContextTranscriber, PySegment, PyTranscript};
 
     #[pymodule_init]
     fn init(module: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -189,6 +189,39 @@ pub(crate) struct PyTranscript {
     /// Seconds the whole call took.
     #[pyo3(get)]
     total_secs: f64,
+    segments: Vec<ctxscribe::Segment>,
+}
+
+/// One timed piece of a transcript.
+#[pyclass(frozen, module = "ctxscribe", name = "Segment")]
+#[derive(Debug)]
+pub(crate) struct PySegment {
+    /// Where the piece starts, in seconds from the start of the audio.
+    #[pyo3(get)]
+    start: f64,
+    /// Where the piece ends, in seconds from the start of the audio (never before
+    /// ``start``).
+    #[pyo3(get)]
+    end: f64,
+    /// The piece's text, without leading or trailing whitespace.
+    #[pyo3(get)]
+    text: String,
+}
+
+#[pymethods]
+impl PySegment {
+    fn __str__(&self) -> &str {
+        &self.text
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "Segment(start={:.2}, end={:.2}, text={})",
+            self.start,
+            self.end,
+            self.text.as_str().into_pyobject(py)?.repr()?
+        ))
+    }
 }
 
 impl From<ctxscribe::Transcript> for PyTranscript {
@@ -202,12 +235,27 @@ impl From<ctxscribe::Transcript> for PyTranscript {
             decode_secs: transcript.timings.decode.as_secs_f64(),
             engine_secs: transcript.timings.engine.as_secs_f64(),
             total_secs: transcript.timings.total.as_secs_f64(),
+            segments: transcript.segments,
         }
     }
 }
 
 #[pymethods]
 impl PyTranscript {
+    /// The text in timed pieces, in order (times never go back); their texts joined by
+    /// spaces are ``text``. Empty when ``text`` is.
+    #[getter]
+    fn segments(&self) -> Vec<PySegment> {
+        self.segments
+            .iter()
+            .map(|segment| PySegment {
+                start: segment.start,
+                end: segment.end,
+                text: segment.text.clone(),
+            })
+            .collect()
+    }
+
     fn __str__(&self) -> &str {
         &self.text
     }

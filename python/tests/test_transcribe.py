@@ -30,6 +30,23 @@ def test_jfk_exact_with_the_base_model(
     assert repr(transcript) == (
         f"Transcript(text={transcript.text!r}, language='en', audio_secs=11.00)"
     )
+    assert_segments_cover(transcript)
+    first = transcript.segments[0]
+    assert isinstance(first, ctxscribe.Segment)
+    assert str(first) == first.text
+    assert repr(first).startswith(f"Segment(start={first.start:.2f}, ")
+
+
+def assert_segments_cover(transcript: ctxscribe.Transcript) -> None:
+    """Segments in order, within the audio, their texts together the transcript's."""
+    segments = transcript.segments
+    assert bool(segments) == bool(transcript.text)
+    previous_end = 0.0
+    for segment in segments:
+        assert previous_end <= segment.start <= segment.end <= transcript.audio_secs + 0.01
+        previous_end = segment.end
+    joined = " ".join(segment.text for segment in segments)
+    assert joined == " ".join(transcript.text.split())
 
 
 def test_default_model_is_the_multilingual_base() -> None:
@@ -122,6 +139,7 @@ def test_context_arguments_with_real_audio(
     )
     # The context may change the wording (it conditions the decoder), not the content.
     assert "brooklyn bridge" in normalized(transcript.text)
+    assert_segments_cover(transcript)
 
 
 @pytest.mark.parametrize(
@@ -176,6 +194,7 @@ def test_silence_is_an_empty_transcript(
     assert transcript.text == ""
     assert transcript.language is None
     assert transcript.audio_secs == pytest.approx(2.0)
+    assert transcript.segments == []
 
 
 def test_options(tiny_model: Path, short_wav: Path) -> None:
