@@ -12,6 +12,8 @@
 //! [`config`] holds defaults and environment variables, [`error`] the one error taxonomy.
 
 pub mod audio;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod config;
 pub mod context;
 pub mod correction;

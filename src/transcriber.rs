@@ -685,5 +685,9 @@ mod tests {
             .expect_err("no such model");
         assert_eq!(error.code(), "model_unavailable");
         assert!(error.to_string().contains("make setup"), "{error}");
+        assert!(
+            error.to_string().contains("`ctxscribe models fetch`"),
+            "{error}"
+        );
     }
 }

@@ -396,7 +396,8 @@ static void test_model_unavailable(void) {
     ctxscribe_config *config = ctxscribe_config_new();
     ctxscribe_transcriber *transcriber = NULL;
     EXPECT_OK(ctxscribe_config_set_model_path(config, "/nonexistent/ggml-x.bin", &err));
-    EXPECT_FAILS(GONE, NULL, "make setup", ctxscribe_transcriber_new(config, &transcriber, &err));
+    EXPECT_FAILS(GONE, NULL, "ctxscribe models fetch",
+                 ctxscribe_transcriber_new(config, &transcriber, &err));
     EXPECT(transcriber == NULL);
 
     /* A model that exists with a VAD model that does not. */
