@@ -12,7 +12,7 @@ import pytest
 
 import ctxscribe
 
-from support import JFK_TEXT, THREADS, normalized
+from support import JFK_TEXT, THREADS, assert_segments_cover, normalized
 
 
 def test_jfk_exact_with_the_base_model(
@@ -35,18 +35,6 @@ def test_jfk_exact_with_the_base_model(
     assert isinstance(first, ctxscribe.Segment)
     assert str(first) == first.text
     assert repr(first).startswith(f"Segment(start={first.start:.2f}, ")
-
-
-def assert_segments_cover(transcript: ctxscribe.Transcript) -> None:
-    """Segments in order, within the audio, their texts together the transcript's."""
-    segments = transcript.segments
-    assert bool(segments) == bool(transcript.text)
-    previous_end = 0.0
-    for segment in segments:
-        assert previous_end <= segment.start <= segment.end <= transcript.audio_secs + 0.01
-        previous_end = segment.end
-    joined = " ".join(segment.text for segment in segments)
-    assert joined == " ".join(transcript.text.split())
 
 
 def test_default_model_is_the_multilingual_base() -> None:
