@@ -136,7 +136,8 @@ typedef struct ctxscribe_request ctxscribe_request;
 // has its own decoder state and uses the configured number of engine threads.
 typedef struct ctxscribe_transcriber ctxscribe_transcriber;
 
-// The result of one transcription: the text, the language and durations.
+// The result of one transcription: the text, its timed segments, the language and
+// durations.
 //
 // Created by a successful `ctxscribe_transcriber_transcribe()` or
 // `ctxscribe_transcriber_transcribe_pcm()`, freed by `ctxscribe_transcript_free()`.
@@ -681,6 +682,52 @@ double ctxscribe_transcript_audio_secs(const ctxscribe_transcript *transcript);
 //
 // `transcript` is NULL or a live transcript.
 double ctxscribe_transcript_processing_secs(const ctxscribe_transcript *transcript);
+
+// Returns the number of timed segments of the transcript (0 when the audio holds no
+// speech). Segments are in order and their times never go back; their texts joined by
+// spaces are `ctxscribe_transcript_text()`.
+//
+// NULL rules: returns 0 if `transcript` is NULL.
+// Thread safety: any thread. Does not block.
+//
+// # Safety
+//
+// `transcript` is NULL or a live transcript.
+size_t ctxscribe_transcript_segment_count(const ctxscribe_transcript *transcript);
+
+// Returns where segment `index` (0 to `ctxscribe_transcript_segment_count() - 1`)
+// starts, in seconds from the start of the audio.
+//
+// NULL rules: returns -1.0 if `transcript` is NULL or `index` is out of range.
+// Thread safety: any thread. Does not block.
+//
+// # Safety
+//
+// `transcript` is NULL or a live transcript.
+double ctxscribe_transcript_segment_start(const ctxscribe_transcript *transcript, size_t index);
+
+// Returns where segment `index` (0 to `ctxscribe_transcript_segment_count() - 1`) ends,
+// in seconds from the start of the audio; never before its start.
+//
+// NULL rules: returns -1.0 if `transcript` is NULL or `index` is out of range.
+// Thread safety: any thread. Does not block.
+//
+// # Safety
+//
+// `transcript` is NULL or a live transcript.
+double ctxscribe_transcript_segment_end(const ctxscribe_transcript *transcript, size_t index);
+
+// Returns the text of segment `index` (0 to `ctxscribe_transcript_segment_count() - 1`):
+// UTF-8, NUL-terminated, without leading or trailing whitespace.
+//
+// NULL rules: returns NULL if `transcript` is NULL or `index` is out of range.
+// Ownership: borrowed from `transcript`, valid until `ctxscribe_transcript_free()`.
+// Thread safety: any thread. Does not block.
+//
+// # Safety
+//
+// `transcript` is NULL or a live transcript.
+const char *ctxscribe_transcript_segment_text(const ctxscribe_transcript *transcript, size_t index);
 
 // Frees a transcript and the strings borrowed from it.
 //

@@ -34,7 +34,11 @@ pub const DEFAULT_MODEL_FILE: &str = "ggml-base.bin";
 /// File name of the Silero VAD model copied by `make setup`.
 pub const DEFAULT_VAD_FILE: &str = "silero-v6.2.0-ggml.bin";
 /// The command that installs the default model.
-pub const SETUP_COMMAND: &str = "make setup";
+pub const SETUP_COMMAND: &str = "ctxscribe models fetch";
+/// The command that installs the default model in a source checkout.
+pub const CHECKOUT_SETUP_COMMAND: &str = "make setup";
+/// How to install the default model, as every "model missing" message says it.
+pub const INSTALL_HINT: &str = "run `ctxscribe models fetch` (in a source checkout: `make setup`)";
 
 /// Environment variable naming the model file.
 pub const ENV_MODEL: &str = "CTXSCRIBE_MODEL";
@@ -118,12 +122,35 @@ pub fn model_search_dirs() -> Vec<PathBuf> {
     }
     dirs.push(PathBuf::from("models"));
     dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("models"));
-    if let Some(data) = non_empty_env("XDG_DATA_HOME") {
-        dirs.push(Path::new(&data).join("ctxscribe/models"));
-    } else if let Some(home) = non_empty_env("HOME") {
-        dirs.push(Path::new(&home).join(".local/share/ctxscribe/models"));
-    }
+    dirs.extend(user_model_dir());
     dirs
+}
+
+/// The user's model directory, where `ctxscribe models fetch` installs models by default
+/// (without `$CTXSCRIBE_MODEL_DIR`): `$XDG_DATA_HOME/ctxscribe/models`, else
+/// `~/.local/share/ctxscribe/models`; `None` without either variable.
+#[must_use]
+pub fn user_model_dir() -> Option<PathBuf> {
+    if let Some(data) = non_empty_env("XDG_DATA_HOME") {
+        Some(Path::new(&data).join("ctxscribe/models"))
+    } else {
+        non_empty_env("HOME").map(|home| Path::new(&home).join(".local/share/ctxscribe/models"))
+    }
+}
+
+/// Where `ctxscribe models fetch` installs models: `$CTXSCRIBE_MODEL_DIR`, else
+/// [`user_model_dir`].
+#[must_use]
+pub fn fetch_model_dir() -> Option<PathBuf> {
+    non_empty_env(ENV_MODEL_DIR)
+        .map(PathBuf::from)
+        .or_else(user_model_dir)
+}
+
+/// The first file called `file_name` in [`model_search_dirs`], if any.
+#[must_use]
+pub fn find_installed_model(file_name: &str) -> Option<PathBuf> {
+    find_in_search_dirs(file_name)
 }
 
 /// The model file used when none is configured: `$CTXSCRIBE_MODEL`, else the first
@@ -147,7 +174,7 @@ pub fn resolve_model_path(explicit: Option<PathBuf>) -> Result<PathBuf> {
     }
     default_model_path().ok_or_else(|| Error::ModelUnavailable {
         message: format!(
-            "no model installed: run `{SETUP_COMMAND}` to install the default model, or set \
+            "no model installed: {INSTALL_HINT} to install the default model, or set \
              {ENV_MODEL} to a whisper.cpp ggml/gguf file (searched: {})",
             model_search_dirs()
                 .iter()

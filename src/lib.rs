@@ -12,6 +12,8 @@
 //! [`config`] holds defaults and environment variables, [`error`] the one error taxonomy.
 
 pub mod audio;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod config;
 pub mod context;
 pub mod correction;
@@ -34,4 +36,4 @@ pub use request::{
     Audio, CheckedAudio, MAX_PCM_SAMPLE_RATE, MIN_PCM_SAMPLE_RATE, TranscriptionRequest,
 };
 pub use transcriber::{ContextTranscriber, ContextTranscriberBuilder};
-pub use transcript::{StageTimings, Transcript};
+pub use transcript::{Segment, StageTimings, Transcript};

@@ -19,7 +19,7 @@ use crate::engine::{
 use crate::error::{Error, Result};
 use crate::providers::{self, EndpointConfig, LlmCorrector, SpeechProvider};
 use crate::request::{Audio, TranscriptionRequest};
-use crate::transcript::{StageTimings, Transcript};
+use crate::transcript::{StageTimings, Transcript, align_segments};
 
 /// Beams of the context pass's second try, after its greedy decode lost the speech.
 const FALLBACK_BEAMS: usize = 5;
@@ -169,10 +169,12 @@ impl ContextTranscriber {
                 .text;
         }
         let finished = Instant::now();
+        let audio_secs = samples.len() as f64 / f64::from(TARGET_SAMPLE_RATE);
         Ok(Transcript {
+            segments: align_segments(&output.segments, &text, audio_secs),
             text,
             language: output.language,
-            audio_secs: samples.len() as f64 / f64::from(TARGET_SAMPLE_RATE),
+            audio_secs,
             timings: StageTimings {
                 decode: decoded - started,
                 engine: finished - decoded,
@@ -683,5 +685,9 @@ mod tests {
             .expect_err("no such model");
         assert_eq!(error.code(), "model_unavailable");
         assert!(error.to_string().contains("make setup"), "{error}");
+        assert!(
+            error.to_string().contains("`ctxscribe models fetch`"),
+            "{error}"
+        );
     }
 }

@@ -10,6 +10,9 @@ use crate::context::Language;
 pub struct Transcript {
     /// The transcript text; empty when the audio holds no speech.
     pub text: String,
+    /// The text in timed pieces, in order (times never go back); their texts joined by
+    /// spaces are `text` (see [`align_segments`]). Empty when `text` is.
+    pub segments: Vec<Segment>,
     /// The language the audio was transcribed in; `None` when there was no speech.
     pub language: Option<Language>,
     /// Duration of the input audio in seconds.
@@ -31,4 +34,215 @@ pub struct StageTimings {
     pub engine: Duration,
     /// The whole call.
     pub total: Duration,
+}
+
+/// One timed piece of a transcript.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Segment {
+    /// Where the piece starts, in seconds from the start of the input audio.
+    pub start: f64,
+    /// Where the piece ends, in seconds from the start of the input audio (`>= start`).
+    pub end: f64,
+    /// The piece's text, without leading or trailing whitespace.
+    pub text: String,
+}
+
+impl Segment {
+    /// A segment from `start` to `end` seconds holding `text`.
+    #[must_use]
+    pub fn new(start: f64, end: f64, text: impl Into<String>) -> Self {
+        Self {
+            start,
+            end,
+            text: text.into(),
+        }
+    }
+}
+
+/// The most word pairs [`align_segments`] compares (about 2,000 words against 2,000);
+/// longer texts are aligned by position.
+const MAX_ALIGNED_PAIRS: usize = 4_000_000;
+
+/// `text`'s words placed in the `timed` segments of the decode it came from.
+///
+/// The context passes, the correction and the LLM review rewrite words of the plain
+/// decode the engine timed; each word of `text` goes to the segment of the plain word it
+/// is aligned with (a longest common subsequence of the words, compared without case and
+/// punctuation), and a word not found there goes with the word before it. The segments
+/// returned keep `timed`'s times, in order, and their texts joined by spaces are `text`
+/// with its whitespace normalised. Without `timed` segments (a remote provider), the
+/// whole text is one segment over the whole audio (`audio_secs`).
+#[must_use]
+pub fn align_segments(timed: &[Segment], text: &str, audio_secs: f64) -> Vec<Segment> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let plain: Vec<(String, usize)> = timed
+        .iter()
+        .enumerate()
+        .flat_map(|(index, segment)| {
+            segment
+                .text
+                .split_whitespace()
+                .map(move |word| (word_key(word), index))
+        })
+        .collect();
+    if plain.is_empty() {
+        return vec![Segment::new(0.0, audio_secs.max(0.0), words.join(" "))];
+    }
+    let owners = word_owners(&plain, &words);
+    let mut out: Vec<Segment> = Vec::new();
+    let mut current: Option<usize> = None;
+    for (word, owner) in words.iter().zip(owners) {
+        match out.last_mut() {
+            Some(last) if current == Some(owner) => {
+                last.text.push(' ');
+                last.text.push_str(word);
+            }
+            _ => {
+                let source = &timed[owner];
+                out.push(Segment::new(source.start, source.end, *word));
+                current = Some(owner);
+            }
+        }
+    }
+    out
+}
+
+/// The index of the timed segment each of `words` belongs to, never decreasing.
+fn word_owners(plain: &[(String, usize)], words: &[&str]) -> Vec<usize> {
+    let keys: Vec<String> = words.iter().map(|w| word_key(w)).collect();
+    let positional = |i: usize| plain[(i * plain.len() / words.len()).min(plain.len() - 1)].1;
+    let matched = if plain.len().saturating_mul(words.len()) <= MAX_ALIGNED_PAIRS {
+        lcs_matches(plain, &keys)
+    } else {
+        vec![None; words.len()]
+    };
+    let first_match = matched.iter().flatten().next().copied();
+    let mut owners = Vec::with_capacity(words.len());
+    let mut previous: Option<usize> = None;
+    for (i, found) in matched.iter().enumerate() {
+        let owner = match (found, previous, first_match) {
+            (Some(owner), _, _) => *owner,
+            (None, Some(previous), _) => previous,
+            (None, None, Some(first)) => first,
+            (None, None, None) => positional(i),
+        };
+        let owner = previous.map_or(owner, |p| owner.max(p));
+        owners.push(owner);
+        previous = Some(owner);
+    }
+    owners
+}
+
+/// For each of `keys`, the segment of the plain word a longest common subsequence pairs
+/// it with, if any. Empty keys (punctuation alone) never pair.
+fn lcs_matches(plain: &[(String, usize)], keys: &[String]) -> Vec<Option<usize>> {
+    let (n, m) = (plain.len(), keys.len());
+    let same = |i: usize, j: usize| !keys[j].is_empty() && plain[i].0 == keys[j];
+    // lengths[i * (m + 1) + j]: LCS of plain[i..] and keys[j..].
+    let mut lengths = vec![0u32; (n + 1) * (m + 1)];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lengths[i * (m + 1) + j] = if same(i, j) {
+                lengths[(i + 1) * (m + 1) + j + 1] + 1
+            } else {
+                lengths[(i + 1) * (m + 1) + j].max(lengths[i * (m + 1) + j + 1])
+            };
+        }
+    }
+    let mut matched = vec![None; m];
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if same(i, j) {
+            matched[j] = Some(plain[i].1);
+            i += 1;
+            j += 1;
+        } else if lengths[(i + 1) * (m + 1) + j] >= lengths[i * (m + 1) + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    matched
+}
+
+/// A word compared without case and punctuation.
+fn word_key(word: &str) -> String {
+    word.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timed() -> Vec<Segment> {
+        vec![
+            Segment::new(0.0, 2.0, "And so my fellow Americans,"),
+            Segment::new(2.5, 6.0, "ask not what your country can do for you,"),
+            Segment::new(6.0, 11.0, "ask what you can do for your country."),
+        ]
+    }
+
+    fn texts(segments: &[Segment]) -> Vec<&str> {
+        segments.iter().map(|s| s.text.as_str()).collect()
+    }
+
+    #[test]
+    fn unchanged_text_keeps_the_segments() {
+        let text = "And so my fellow Americans, ask not what your country can do for you, ask \
+                    what you can do for your country.";
+        assert_eq!(align_segments(&timed(), text, 11.0), timed());
+    }
+
+    #[test]
+    fn rewritten_words_stay_in_their_segment() {
+        let text = "And so my fellow Americans: ask not what your Kubernetes can do for you, \
+                    ask what you can do for your country.";
+        let segments = align_segments(&timed(), text, 11.0);
+        assert_eq!(
+            texts(&segments),
+            [
+                "And so my fellow Americans:",
+                "ask not what your Kubernetes can do for you,",
+                "ask what you can do for your country."
+            ]
+        );
+        assert_eq!(segments[1].start, 2.5);
+    }
+
+    #[test]
+    fn a_segment_whose_words_all_went_disappears() {
+        let segments = align_segments(&timed(), "And so my fellow Americans.", 11.0);
+        assert_eq!(
+            segments,
+            [Segment::new(0.0, 2.0, "And so my fellow Americans.")]
+        );
+        let text = "ask not what your country can do, ask what you can do for your country.";
+        let segments = align_segments(&timed(), text, 11.0);
+        assert_eq!(segments.len(), 2, "{segments:?}");
+        assert_eq!((segments[0].start, segments[1].start), (2.5, 6.0));
+        assert_eq!(texts(&segments).join(" "), text);
+    }
+
+    #[test]
+    fn text_without_any_common_word_is_placed_by_position_in_order() {
+        let segments = align_segments(&timed(), "x y z w", 11.0);
+        assert_eq!(texts(&segments).join(" "), "x y z w");
+        assert!(segments.windows(2).all(|p| p[0].end <= p[1].start));
+    }
+
+    #[test]
+    fn no_timed_segments_give_one_segment_over_the_audio() {
+        assert_eq!(
+            align_segments(&[], "  hello   world ", 3.5),
+            [Segment::new(0.0, 3.5, "hello world")]
+        );
+        assert!(align_segments(&timed(), "  ", 11.0).is_empty());
+    }
 }

@@ -12,15 +12,17 @@ use ctxscribe::{Dictionary, Languages, Message};
 fn transcribe_case(id: &str, messages: Vec<Message>, dictionary: &[&str]) -> String {
     let path = shared_dir().join(format!("eval/context/audio/{id}.wav"));
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    base_transcriber()
+    let transcript = base_transcriber()
         .transcribe_blocking(
             bytes.into(),
             messages,
             Languages::Auto,
             Dictionary::from_terms(dictionary).expect("valid dictionary"),
         )
-        .expect("transcribe")
-        .text
+        .expect("transcribe");
+    // The context rewrites words of the plain decode: the segments carry the final text.
+    assert_segments_cover(&transcript);
+    transcript.text
 }
 
 #[test]

@@ -42,6 +42,13 @@ fn jfk_is_word_exact_with_base() {
         "{}",
         transcript.audio_secs
     );
+    assert_segments_cover(&transcript);
+    assert!(
+        transcript.segments[0].start < 1.0,
+        "{:?}",
+        transcript.segments
+    );
+    assert!(transcript.segments.last().is_some_and(|s| s.end > 9.0));
 }
 
 #[test]
@@ -298,10 +305,26 @@ fn a_whole_minute_is_transcribed_not_just_the_first_window() {
         .matches("ask not what your country")
         .count();
     assert_eq!(count, 5, "{}", transcript.text);
+    // The segments are placed in the input's time, across windows: each copy of jfk
+    // (11 s, then 1 s of silence) starts a segment near where it starts. Whisper often
+    // starts a segment where the one before ends, in the pause before the speech
+    // (10.87 s for the copy at 12 s), hence the 1.5 s.
+    assert_segments_cover(&transcript);
+    let starts: Vec<f64> = transcript
+        .segments
+        .iter()
+        .filter(|s| s.text.starts_with("And so"))
+        .map(|s| s.start)
+        .collect();
+    assert_eq!(starts.len(), 5, "{:?}", transcript.segments);
+    for (copy, start) in starts.iter().enumerate() {
+        let expected = copy as f64 * 12.0;
+        assert!((start - expected).abs() < 1.5, "{:?}", transcript.segments);
+    }
 }
 
 fn transcribe_pcm(samples: Vec<f32>) -> ctxscribe::Transcript {
-    base_transcriber()
+    let transcript = base_transcriber()
         .transcribe_blocking(
             Audio::Pcm {
                 samples,
@@ -312,7 +335,9 @@ fn transcribe_pcm(samples: Vec<f32>) -> ctxscribe::Transcript {
             Dictionary::from_terms(["kubectl", "Grafana", "Terraform", "user_service.py"])
                 .expect("valid"),
         )
-        .expect("transcribe")
+        .expect("transcribe");
+    assert_segments_cover(&transcript);
+    transcript
 }
 
 #[test]

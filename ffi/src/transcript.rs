@@ -7,7 +7,8 @@ use ctxscribe::Transcript;
 use crate::error::{c_string, guard_or};
 use crate::ptr;
 
-/// The result of one transcription: the text, the language and durations.
+/// The result of one transcription: the text, its timed segments, the language and
+/// durations.
 ///
 /// Created by a successful `ctxscribe_transcriber_transcribe()` or
 /// `ctxscribe_transcriber_transcribe_pcm()`, freed by `ctxscribe_transcript_free()`.
@@ -18,6 +19,15 @@ pub struct ctxscribe_transcript {
     language_code: Option<CString>,
     audio_secs: f64,
     processing_secs: f64,
+    segments: Vec<Segment>,
+}
+
+/// One timed segment, its text as a C string.
+#[derive(Debug)]
+struct Segment {
+    start: f64,
+    end: f64,
+    text: CString,
 }
 
 impl ctxscribe_transcript {
@@ -27,6 +37,15 @@ impl ctxscribe_transcript {
             language_code: transcript.language.map(|l| c_string(l.code())),
             audio_secs: transcript.audio_secs,
             processing_secs: transcript.timings.total.as_secs_f64(),
+            segments: transcript
+                .segments
+                .iter()
+                .map(|s| Segment {
+                    start: s.start,
+                    end: s.end,
+                    text: c_string(&s.text),
+                })
+                .collect(),
         }
     }
 }
@@ -108,6 +127,91 @@ pub unsafe extern "C" fn ctxscribe_transcript_processing_secs(
     // SAFETY: `transcript` is NULL or live (contract).
     let transcript = unsafe { transcript.as_ref() };
     guard_or(0.0, || transcript.map_or(0.0, |t| t.processing_secs))
+}
+
+/// Returns the number of timed segments of the transcript (0 when the audio holds no
+/// speech). Segments are in order and their times never go back; their texts joined by
+/// spaces are `ctxscribe_transcript_text()`.
+///
+/// NULL rules: returns 0 if `transcript` is NULL.
+/// Thread safety: any thread. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a live transcript.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_segment_count(
+    transcript: *const ctxscribe_transcript,
+) -> usize {
+    // SAFETY: `transcript` is NULL or live (contract).
+    let transcript = unsafe { transcript.as_ref() };
+    guard_or(0, || transcript.map_or(0, |t| t.segments.len()))
+}
+
+/// Returns where segment `index` (0 to `ctxscribe_transcript_segment_count() - 1`)
+/// starts, in seconds from the start of the audio.
+///
+/// NULL rules: returns -1.0 if `transcript` is NULL or `index` is out of range.
+/// Thread safety: any thread. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a live transcript.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_segment_start(
+    transcript: *const ctxscribe_transcript,
+    index: usize,
+) -> f64 {
+    // SAFETY: `transcript` is NULL or live (contract).
+    let transcript = unsafe { transcript.as_ref() };
+    guard_or(-1.0, || {
+        segment(transcript, index).map_or(-1.0, |s| s.start)
+    })
+}
+
+/// Returns where segment `index` (0 to `ctxscribe_transcript_segment_count() - 1`) ends,
+/// in seconds from the start of the audio; never before its start.
+///
+/// NULL rules: returns -1.0 if `transcript` is NULL or `index` is out of range.
+/// Thread safety: any thread. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a live transcript.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_segment_end(
+    transcript: *const ctxscribe_transcript,
+    index: usize,
+) -> f64 {
+    // SAFETY: `transcript` is NULL or live (contract).
+    let transcript = unsafe { transcript.as_ref() };
+    guard_or(-1.0, || segment(transcript, index).map_or(-1.0, |s| s.end))
+}
+
+/// Returns the text of segment `index` (0 to `ctxscribe_transcript_segment_count() - 1`):
+/// UTF-8, NUL-terminated, without leading or trailing whitespace.
+///
+/// NULL rules: returns NULL if `transcript` is NULL or `index` is out of range.
+/// Ownership: borrowed from `transcript`, valid until `ctxscribe_transcript_free()`.
+/// Thread safety: any thread. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a live transcript.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_segment_text(
+    transcript: *const ctxscribe_transcript,
+    index: usize,
+) -> *const c_char {
+    // SAFETY: `transcript` is NULL or live (contract).
+    let transcript = unsafe { transcript.as_ref() };
+    guard_or(std::ptr::null(), || {
+        segment(transcript, index).map_or(std::ptr::null(), |s| s.text.as_ptr())
+    })
+}
+
+fn segment(transcript: Option<&ctxscribe_transcript>, index: usize) -> Option<&Segment> {
+    transcript.and_then(|t| t.segments.get(index))
 }
 
 /// Frees a transcript and the strings borrowed from it.

@@ -1,9 +1,11 @@
 """Type stubs of the native module ``ctxscribe._native`` (checked by ``mypy.stubtest``)."""
 
+import asyncio
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, final
 
+import numpy
 from typing_extensions import TypeAlias
 
 __all__ = [
@@ -13,18 +15,25 @@ __all__ = [
     "FileTooLargeError",
     "InvalidRequestError",
     "ModelUnavailableError",
+    "Segment",
     "Transcript",
     "TranscriptionError",
     "TranscriptionFailedError",
     "UnsupportedAudioTypeError",
     "__version__",
+    "_cli_main",
 ]
 
 __version__: str
 
+def _cli_main(argv: list[str], python: str) -> int:
+    """Runs the ``ctxscribe`` command line; returns its exit status."""
+
 class _BinaryReader(Protocol):
     def read(self) -> bytes | bytearray: ...
 
+# PCM samples: a numpy array (float32, float64 or int16; (frames,) or (frames, channels)).
+_PcmArray: TypeAlias = numpy.ndarray[Any, numpy.dtype[numpy.float32 | numpy.float64 | numpy.int16]]
 # Encoded audio (wav, webm, mp3, m4a, ogg): its bytes, a path to it, or a binary file object.
 _Audio: TypeAlias = bytes | bytearray | memoryview | str | os.PathLike[str] | _BinaryReader
 # [{"role": "system" | "user", "content": str | [{"type": "text", "text": str}]}], or JSON text.
@@ -74,19 +83,39 @@ class ContextTranscriber:
 
     def transcribe(
         self,
-        audio: _Audio,
+        audio: _Audio | _PcmArray,
         *,
+        sample_rate: int | None = None,
         messages: _Messages | None = None,
         languages: _Languages | None = None,
         dictionary: _Dictionary | None = None,
     ) -> Transcript:
-        """Transcribes one audio file (wav, webm, mp3, m4a or ogg).
+        """Transcribes one audio file (wav, webm, mp3, m4a or ogg), or PCM samples.
+
+        PCM samples are a numpy array of float32 (in [-1, 1]), float64 or int16, shaped
+        ``(frames,)`` or ``(frames, channels)``, with its ``sample_rate`` in Hz (required
+        then, refused otherwise); channels are averaged.
 
         The GIL is released while the file is read, decoded and transcribed.
 
-        Raises the :class:`TranscriptionError` subclass of the failure's code, or an
-        :class:`OSError` (:class:`FileNotFoundError`, ...) when ``audio`` is a path that
-        cannot be read.
+        Raises the :class:`TranscriptionError` subclass of the failure's code (an
+        :class:`InvalidRequestError` for an array of another dtype or shape, with a
+        non-finite sample, or without its ``sample_rate``), or an :class:`OSError`
+        (:class:`FileNotFoundError`, ...) when ``audio`` is a path that cannot be read.
+        """
+
+    def transcribe_async(
+        self,
+        audio: _Audio | _PcmArray,
+        *,
+        sample_rate: int | None = None,
+        messages: _Messages | None = None,
+        languages: _Languages | None = None,
+        dictionary: _Dictionary | None = None,
+    ) -> asyncio.Future[Transcript]:
+        """``await transcriber.transcribe_async(...)``: :meth:`transcribe` on the running
+        event loop's default executor; the loop goes on while it runs. Errors are raised
+        when the future is awaited. Needs a running event loop.
         """
 
     @property
@@ -115,6 +144,25 @@ class Transcript:
     @property
     def total_secs(self) -> float:
         """Seconds the whole call took."""
+    @property
+    def segments(self) -> list[Segment]:
+        """The text in timed pieces, in order (times never go back); their texts joined by
+        spaces are ``text``. Empty when ``text`` is."""
+
+@final
+class Segment:
+    """One timed piece of a transcript; ``str(segment)`` is its text."""
+
+    @property
+    def start(self) -> float:
+        """Where the piece starts, in seconds from the start of the audio."""
+    @property
+    def end(self) -> float:
+        """Where the piece ends, in seconds from the start of the audio (never before
+        ``start``)."""
+    @property
+    def text(self) -> str:
+        """The piece's text, without leading or trailing whitespace."""
 
 class TranscriptionError(Exception):
     """Base class of every error ctxscribe raises."""

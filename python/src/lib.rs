@@ -6,9 +6,14 @@
 //! - [`transcriber`][]: `ContextTranscriber` (the model, loaded once, shared across threads)
 //!   and its result `Transcript`. Inputs are copied into owned Rust values, then the GIL
 //!   is released for the file read, the decode and the engine.
+//! - [`array`][]: numpy arrays of PCM samples (float32, float64, int16; mono or
+//!   `(frames, channels)`) -> mono samples.
 //! - [`inputs`][]: Python arguments -> the core library's typed, validated request values.
 //! - [`errors`][]: `TranscriptionError` and one subclass per contract code.
+//! - `_cli_main`: the `ctxscribe` console script (`ctxscribe/_cli.py`), the core
+//!   library's command line ([`ctxscribe::cli`]).
 
+mod array;
 mod errors;
 mod inputs;
 mod transcriber;
@@ -21,7 +26,14 @@ mod _native {
     use pyo3::prelude::*;
 
     #[pymodule_export]
-    use super::transcriber::{PyContextTranscriber, PyTranscript};
+    use super::transcriber::{PyContextTranscriber, PySegment, PyTranscript};
+
+    /// Runs the ``ctxscribe`` command line (``argv[0]`` is the program name) with
+    /// ``python`` running pip, detached from the interpreter; returns the exit status.
+    #[pyfunction]
+    fn _cli_main(py: Python<'_>, argv: Vec<std::ffi::OsString>, python: String) -> i32 {
+        py.detach(move || ctxscribe::cli::main_with_python(argv, &python))
+    }
 
     #[pymodule_init]
     fn init(module: &Bound<'_, PyModule>) -> PyResult<()> {

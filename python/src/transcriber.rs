@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use ctxscribe::{Audio, AudioLimits, ContextTranscriber, config};
 use pyo3::exceptions::PyOSError;
+use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
+use crate::array;
 use crate::errors::{invalid, to_pyerr};
 use crate::inputs::{self, AudioInput};
 
@@ -104,36 +107,41 @@ impl PyContextTranscriber {
     /// languages (``"auto"``, ``"de"``, ``"de,en"`` or ``["de", "en"]``) and
     /// ``dictionary`` terms to spell exactly (``["kubectl"]`` or ``"kubectl, Ramipril"``).
     /// The GIL is released while the file is read and transcribed.
-    #[pyo3(signature = (audio, *, messages=None, languages=None, dictionary=None))]
+    #[pyo3(signature = (audio, *, sample_rate=None, messages=None, languages=None, dictionary=None))]
     fn transcribe(
         &self,
         py: Python<'_>,
         audio: &Bound<'_, PyAny>,
+        sample_rate: Option<&Bound<'_, PyAny>>,
         messages: Option<&Bound<'_, PyAny>>,
         languages: Option<&Bound<'_, PyAny>>,
         dictionary: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTranscript> {
         // Copy every input into owned Rust values while attached to the interpreter ...
-        let audio = inputs::audio(audio)?;
+        let (source, filename) = source(audio, sample_rate)?;
         let messages = inputs::messages(messages)?;
         let languages = inputs::languages(languages)?;
         let dictionary = inputs::dictionary(dictionary)?;
-        let (source, filename) = match audio {
-            AudioInput::Bytes(bytes) => (Source::Bytes(bytes), None),
-            AudioInput::Path { path, display } => (Source::Path(path), Some(display)),
-        };
         let transcriber = &self.inner;
         // ... then read, decode and transcribe detached from it: other Python threads run,
         // and other calls on this same transcriber proceed in parallel.
         let outcome = py.detach(move || -> Result<_, Failure> {
-            let bytes = match source {
-                Source::Bytes(bytes) => bytes,
-                Source::Path(path) => {
-                    read_audio_file(&path, transcriber.audio_limits().max_file_bytes)?
-                }
+            let audio = match source {
+                Source::Bytes(bytes) => Audio::Encoded(bytes),
+                Source::Path(path) => Audio::Encoded(read_audio_file(
+                    &path,
+                    transcriber.audio_limits().max_file_bytes,
+                )?),
+                Source::Pcm {
+                    samples,
+                    sample_rate,
+                } => Audio::Pcm {
+                    samples,
+                    sample_rate,
+                },
             };
             transcriber
-                .transcribe_blocking(Audio::Encoded(bytes), messages, languages, dictionary)
+                .transcribe_blocking(audio, messages, languages, dictionary)
                 .map_err(Failure::Library)
         });
         match outcome {
@@ -141,6 +149,37 @@ impl PyContextTranscriber {
             Err(Failure::Library(error)) => Err(to_pyerr(py, &error)),
             Err(Failure::Io(error)) => Err(os_error(py, &error, filename)),
         }
+    }
+
+    /// ``await transcriber.transcribe_async(...)``: :meth:`transcribe` on a thread of the
+    /// running event loop's default executor, so the loop goes on while it runs (the GIL
+    /// is released during the transcription). Returns an ``asyncio.Future``; errors are
+    /// raised when it is awaited.
+    #[pyo3(signature = (audio, *, sample_rate=None, messages=None, languages=None, dictionary=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn transcribe_async<'py>(
+        slf: &Bound<'py, Self>,
+        audio: &Bound<'py, PyAny>,
+        sample_rate: Option<&Bound<'py, PyAny>>,
+        messages: Option<&Bound<'py, PyAny>>,
+        languages: Option<&Bound<'py, PyAny>>,
+        dictionary: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let event_loop = py
+            .import(intern!(py, "asyncio"))?
+            .call_method0(intern!(py, "get_running_loop"))?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("sample_rate", sample_rate)?;
+        kwargs.set_item("messages", messages)?;
+        kwargs.set_item("languages", languages)?;
+        kwargs.set_item("dictionary", dictionary)?;
+        let call = py.import(intern!(py, "functools"))?.call_method(
+            intern!(py, "partial"),
+            (slf.getattr(intern!(py, "transcribe"))?, audio),
+            Some(&kwargs),
+        )?;
+        event_loop.call_method1(intern!(py, "run_in_executor"), (py.None(), call))
     }
 
     /// Whether the loaded model knows more languages than English.
@@ -189,6 +228,39 @@ pub(crate) struct PyTranscript {
     /// Seconds the whole call took.
     #[pyo3(get)]
     total_secs: f64,
+    segments: Vec<ctxscribe::Segment>,
+}
+
+/// One timed piece of a transcript.
+#[pyclass(frozen, module = "ctxscribe", name = "Segment")]
+#[derive(Debug)]
+pub(crate) struct PySegment {
+    /// Where the piece starts, in seconds from the start of the audio.
+    #[pyo3(get)]
+    start: f64,
+    /// Where the piece ends, in seconds from the start of the audio (never before
+    /// ``start``).
+    #[pyo3(get)]
+    end: f64,
+    /// The piece's text, without leading or trailing whitespace.
+    #[pyo3(get)]
+    text: String,
+}
+
+#[pymethods]
+impl PySegment {
+    fn __str__(&self) -> &str {
+        &self.text
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "Segment(start={:.2}, end={:.2}, text={})",
+            self.start,
+            self.end,
+            self.text.as_str().into_pyobject(py)?.repr()?
+        ))
+    }
 }
 
 impl From<ctxscribe::Transcript> for PyTranscript {
@@ -202,12 +274,27 @@ impl From<ctxscribe::Transcript> for PyTranscript {
             decode_secs: transcript.timings.decode.as_secs_f64(),
             engine_secs: transcript.timings.engine.as_secs_f64(),
             total_secs: transcript.timings.total.as_secs_f64(),
+            segments: transcript.segments,
         }
     }
 }
 
 #[pymethods]
 impl PyTranscript {
+    /// The text in timed pieces, in order (times never go back); their texts joined by
+    /// spaces are ``text``. Empty when ``text`` is.
+    #[getter]
+    fn segments(&self) -> Vec<PySegment> {
+        self.segments
+            .iter()
+            .map(|segment| PySegment {
+                start: segment.start,
+                end: segment.end,
+                text: segment.text.clone(),
+            })
+            .collect()
+    }
+
     fn __str__(&self) -> &str {
         &self.text
     }
@@ -226,6 +313,61 @@ impl PyTranscript {
 enum Source {
     Bytes(Vec<u8>),
     Path(PathBuf),
+    Pcm { samples: Vec<f32>, sample_rate: u32 },
+}
+
+/// `audio` (and `sample_rate`, for numpy arrays only) copied out of Python, and the
+/// path as given for `OSError.filename`.
+fn source(
+    audio: &Bound<'_, PyAny>,
+    sample_rate: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Source, Option<Py<PyAny>>)> {
+    let py = audio.py();
+    let sample_rate = sample_rate.filter(|rate| !rate.is_none());
+    if array::is_array(audio)? {
+        let Some(rate) = sample_rate else {
+            return Err(invalid(
+                py,
+                "sample_rate",
+                "a numpy array needs its sample_rate (e.g. sample_rate=16000)",
+            ));
+        };
+        let rate = rate
+            .extract::<i64>()
+            .ok()
+            .filter(|_| !rate_is_bool(sample_rate))
+            .and_then(|rate| u32::try_from(rate).ok())
+            .ok_or_else(|| {
+                invalid(
+                    py,
+                    "sample_rate",
+                    format!("sample_rate must be a positive int of Hz, got {rate}"),
+                )
+            })?;
+        let samples = array::mono_samples(audio)?;
+        return Ok((
+            Source::Pcm {
+                samples,
+                sample_rate: rate,
+            },
+            None,
+        ));
+    }
+    if sample_rate.is_some() {
+        return Err(invalid(
+            py,
+            "sample_rate",
+            "sample_rate is for numpy arrays; encoded audio carries its own",
+        ));
+    }
+    Ok(match inputs::audio(audio)? {
+        AudioInput::Bytes(bytes) => (Source::Bytes(bytes), None),
+        AudioInput::Path { path, display } => (Source::Path(path), Some(display)),
+    })
+}
+
+fn rate_is_bool(rate: Option<&Bound<'_, PyAny>>) -> bool {
+    rate.is_some_and(|rate| rate.is_instance_of::<pyo3::types::PyBool>())
 }
 
 enum Failure {

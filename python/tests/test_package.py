@@ -63,6 +63,7 @@ def test_public_names() -> None:
             "FileTooLargeError",
             "InvalidRequestError",
             "ModelUnavailableError",
+            "Segment",
             "Transcript",
             "TranscriptionError",
             "TranscriptionFailedError",
@@ -108,6 +109,8 @@ def test_transcriber_is_final() -> None:
 def test_transcript_has_no_public_constructor() -> None:
     with pytest.raises(TypeError):
         ctxscribe.Transcript()
+    with pytest.raises(TypeError):
+        ctxscribe.Segment()
 
 
 def test_runs_on_a_supported_python() -> None:

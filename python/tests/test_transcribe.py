@@ -12,7 +12,7 @@ import pytest
 
 import ctxscribe
 
-from support import JFK_TEXT, THREADS, normalized
+from support import JFK_TEXT, THREADS, assert_segments_cover, normalized
 
 
 def test_jfk_exact_with_the_base_model(
@@ -30,6 +30,11 @@ def test_jfk_exact_with_the_base_model(
     assert repr(transcript) == (
         f"Transcript(text={transcript.text!r}, language='en', audio_secs=11.00)"
     )
+    assert_segments_cover(transcript)
+    first = transcript.segments[0]
+    assert isinstance(first, ctxscribe.Segment)
+    assert str(first) == first.text
+    assert repr(first).startswith(f"Segment(start={first.start:.2f}, ")
 
 
 def test_default_model_is_the_multilingual_base() -> None:
@@ -122,6 +127,7 @@ def test_context_arguments_with_real_audio(
     )
     # The context may change the wording (it conditions the decoder), not the content.
     assert "brooklyn bridge" in normalized(transcript.text)
+    assert_segments_cover(transcript)
 
 
 @pytest.mark.parametrize(
@@ -176,6 +182,7 @@ def test_silence_is_an_empty_transcript(
     assert transcript.text == ""
     assert transcript.language is None
     assert transcript.audio_secs == pytest.approx(2.0)
+    assert transcript.segments == []
 
 
 def test_options(tiny_model: Path, short_wav: Path) -> None:

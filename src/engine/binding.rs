@@ -15,7 +15,7 @@ use whisper_rs::{
 use super::pool::Pool;
 use super::tokens::Vocabulary;
 use crate::audio::TARGET_SAMPLE_RATE;
-use crate::config::SETUP_COMMAND;
+use crate::config::{CHECKOUT_SETUP_COMMAND, INSTALL_HINT};
 use crate::error::{Error, Result};
 
 /// The loaded model: weights, vocabulary and the VAD, shared by every call and thread.
@@ -43,8 +43,8 @@ impl Model {
         if !model_path.is_file() {
             return Err(Error::ModelUnavailable {
                 message: format!(
-                    "model file {} not found; run `{SETUP_COMMAND}` to install the default \
-                     model, or point CTXSCRIBE_MODEL at a whisper.cpp ggml/gguf file",
+                    "model file {} not found; {INSTALL_HINT} to install the default model, \
+                     or point CTXSCRIBE_MODEL at a whisper.cpp ggml/gguf file",
                     model_path.display()
                 ),
                 source: None,
@@ -186,7 +186,7 @@ fn checked_vad_path(path: &Path) -> Result<String> {
     if !path.is_file() {
         return Err(Error::ModelUnavailable {
             message: format!(
-                "VAD model {} not found; run `{SETUP_COMMAND}` or unset CTXSCRIBE_VAD_MODEL",
+                "VAD model {} not found; run `{CHECKOUT_SETUP_COMMAND}` or unset CTXSCRIBE_VAD_MODEL",
                 path.display()
             ),
             source: None,

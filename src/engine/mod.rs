@@ -81,6 +81,11 @@ pub struct EngineOutput {
     pub language: Option<crate::context::Language>,
     /// Seconds of audio that were decoded (speech windows only).
     pub decoded_secs: f64,
+    /// The plain decodes' timed segments, in seconds of the input signal, in order. Their
+    /// text is the plain decodes' (before any window judge rewrote it): the transcriber
+    /// places the final text in them ([`crate::transcript::align_segments`]). Empty for
+    /// providers without timestamps.
+    pub segments: Vec<crate::transcript::Segment>,
 }
 
 /// One window of a transcription as the per-window judge sees it: its plain decode, and

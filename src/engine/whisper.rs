@@ -7,6 +7,7 @@
 //! whatever the caller's per-window judge asks for: prompted and biased decodes, scores
 //! of candidate texts ([`EncodedWindow`]).
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -22,6 +23,7 @@ use super::{Decoding, EngineConfig, EngineOutput, EngineRequest, WindowJudge, Wi
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::context::{Language, Languages};
 use crate::error::{Error, Result};
+use crate::transcript::Segment;
 
 /// Probability a language detected on a trimmed encoding needs; below it, the window is
 /// encoded over the full 30 s (what Whisper's detection was trained on, and what
@@ -201,6 +203,7 @@ impl WhisperEngine {
             text: String::new(),
             language: None,
             decoded_secs: 0.0,
+            segments: Vec::new(),
         };
         let forced = self.forced_language(request.languages)?;
         if windows::is_digital_silence(samples) {
@@ -232,6 +235,8 @@ impl WhisperEngine {
             language: forced,
             carry: Vec::new(),
             texts: Vec::with_capacity(plan.len()),
+            timed: Vec::new(),
+            segments: Vec::new(),
         };
         let mut decoded_samples = 0usize;
         for window in plan {
@@ -253,6 +258,7 @@ impl WhisperEngine {
                     request,
                     judge,
                 )?;
+                run.place_timed(window, start);
                 let min_tail = windows::secs_to_samples(MIN_UNDECODED_TAIL_SECS);
                 match end.filter(|&end| piece.len().saturating_sub(end) >= min_tail) {
                     Some(end) => start += end,
@@ -265,6 +271,7 @@ impl WhisperEngine {
             language: if text.is_empty() { None } else { run.language },
             text,
             decoded_secs: decoded_samples as f64 / f64::from(TARGET_SAMPLE_RATE),
+            segments: run.segments,
         })
     }
 
@@ -313,7 +320,7 @@ impl WhisperEngine {
                 decoded = alone;
             }
         }
-        let (plain_text, speech_end) = self.window_text(&decoded, audio.len());
+        let (plain_text, speech_end) = self.window_text(&decoded, audio.len(), &mut run.timed);
         run.carry = if decoded.temperature <= CARRY_MAX_TEMPERATURE {
             let text_tokens: Vec<i32> = decoded
                 .tokens
@@ -377,10 +384,15 @@ impl WhisperEngine {
         state.encode(audio, encoder_ctx, self.threads)
     }
 
-    /// The text of a decoded window and, when timed, where its last segment ends.
-    /// Segments that start in the window's trailing pad, or are only a non-speech
-    /// annotation, are dropped.
-    fn window_text(&self, decoded: &Decoded, audio_samples: usize) -> (String, Option<usize>) {
+    /// The text of a decoded window and, when timed, where its last segment ends; its
+    /// segments (samples of the window, text) go to `timed`. Segments that start in the
+    /// window's trailing pad, or are only a non-speech annotation, are dropped.
+    fn window_text(
+        &self,
+        decoded: &Decoded,
+        audio_samples: usize,
+        timed: &mut Vec<(Range<usize>, String)>,
+    ) -> (String, Option<usize>) {
         let vocabulary = self.model.vocabulary();
         let mut text = String::new();
         let mut speech_end = None;
@@ -399,6 +411,12 @@ impl WhisperEngine {
             if let Some(end) = segment.end {
                 speech_end = Some(timestamp_to_samples(end).min(audio_samples));
             }
+            let from = segment
+                .start
+                .map_or(0, timestamp_to_samples)
+                .min(audio_samples);
+            let to = segment.end.map_or(audio_samples, timestamp_to_samples);
+            timed.push((from..to.clamp(from, audio_samples), piece.trim().to_owned()));
         }
         (normalise_whitespace(&text), speech_end)
     }
@@ -444,6 +462,25 @@ struct Run {
     /// The previous window's text tokens: the next timed window's prompt.
     carry: Vec<i32>,
     texts: Vec<String>,
+    /// The last decoded piece's plain segments (samples of the piece, text).
+    timed: Vec<(Range<usize>, String)>,
+    /// The plain segments so far, in seconds of the input signal.
+    segments: Vec<Segment>,
+}
+
+impl Run {
+    /// Moves [`Run::timed`], decoded from `window`'s samples `offset..`, to
+    /// [`Run::segments`] in seconds of the input signal; times never go back.
+    fn place_timed(&mut self, window: &Window, offset: usize) {
+        let secs =
+            |at: usize| window.source_sample(offset + at) as f64 / f64::from(TARGET_SAMPLE_RATE);
+        for (range, text) in self.timed.drain(..) {
+            let floor = self.segments.last().map_or(0.0, |s: &Segment| s.end);
+            let start = secs(range.start).max(floor);
+            let end = secs(range.end).max(start);
+            self.segments.push(Segment::new(start, end, text));
+        }
+    }
 }
 
 /// One window's encoding, open for more decodes and for scoring: every pass the
@@ -494,7 +531,9 @@ impl EncodedWindow<'_> {
                 stop_at_repeat: true,
             },
         )?;
-        Ok(engine.window_text(&decoded, self.audio_samples).0)
+        Ok(engine
+            .window_text(&decoded, self.audio_samples, &mut Vec::new())
+            .0)
     }
 }
 
@@ -555,7 +594,7 @@ impl WindowPasses for EncodedWindow<'_> {
 
 /// One segment of a decode: its text tokens and, when timed, its start and end
 /// (timestamp steps).
-struct Segment<'t> {
+struct TokenSegment<'t> {
     start: Option<usize>,
     end: Option<usize>,
     tokens: &'t [i32],
@@ -563,9 +602,9 @@ struct Segment<'t> {
 
 /// The segments of a decode's tokens: untimed, one; timed, one per pair of timestamps
 /// (a last segment without its closing timestamp ends where its text ends).
-fn segments<'t>(vocabulary: &Vocabulary, tokens: &'t [i32]) -> Vec<Segment<'t>> {
+fn segments<'t>(vocabulary: &Vocabulary, tokens: &'t [i32]) -> Vec<TokenSegment<'t>> {
     if !tokens.first().is_some_and(|&t| vocabulary.is_timestamp(t)) {
-        return vec![Segment {
+        return vec![TokenSegment {
             start: None,
             end: None,
             tokens,
@@ -585,7 +624,7 @@ fn segments<'t>(vocabulary: &Vocabulary, tokens: &'t [i32]) -> Vec<Segment<'t>> 
             None => start = Some((i, stamp)),
             Some((from, begin)) => {
                 if i > from + 1 {
-                    out.push(Segment {
+                    out.push(TokenSegment {
                         start: Some(begin),
                         end: Some(stamp),
                         tokens: &tokens[from + 1..i],
@@ -598,7 +637,7 @@ fn segments<'t>(vocabulary: &Vocabulary, tokens: &'t [i32]) -> Vec<Segment<'t>> 
     if let Some((from, begin)) = start
         && from + 1 < tokens.len()
     {
-        out.push(Segment {
+        out.push(TokenSegment {
             start: Some(begin),
             end: None,
             tokens: &tokens[from + 1..],

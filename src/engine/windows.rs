@@ -47,6 +47,30 @@ impl Window {
         out
     }
 
+    /// The sample of the original signal that `offset` (a sample of
+    /// [`Window::render`]'s output) comes from; an offset in the silence joining two
+    /// pieces, or past the end, maps to where the piece before it ends.
+    #[must_use]
+    pub fn source_sample(&self, offset: usize) -> usize {
+        let join = secs_to_samples(JOIN_SILENCE_SECS);
+        let mut position = 0usize;
+        let mut last_end = self.pieces.first().map_or(0, |p| p.start);
+        for (index, piece) in self.pieces.iter().enumerate() {
+            if index > 0 {
+                if offset < position + join {
+                    return last_end;
+                }
+                position += join;
+            }
+            if offset < position + piece.len() {
+                return piece.start + (offset - position);
+            }
+            position += piece.len();
+            last_end = piece.end;
+        }
+        last_end
+    }
+
     /// Length of [`Window::render`]'s output in samples.
     #[must_use]
     pub fn len_samples(&self) -> usize {

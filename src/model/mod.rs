@@ -1,6 +1,7 @@
 //! Whisper models: locating them and converting CTranslate2 weights to whisper.cpp ggml.
 
 pub mod convert;
+pub mod fetch;
 
 pub use convert::{
     ConversionReport, ConvertError, UnknownWeightType, WeightType, WhisperHparams,

@@ -89,6 +89,7 @@ impl SpeechProvider for OpenAiSpeech {
             language: if text.is_empty() { None } else { language },
             text,
             decoded_secs,
+            segments: Vec::new(),
         })
     }
 

@@ -113,6 +113,37 @@ pub fn base_transcriber() -> &'static ContextTranscriber {
     TRANSCRIBER.get_or_init(|| base_builder().build().expect("load base model"))
 }
 
+/// The transcript's segments: one at least for a text, times in order within the audio,
+/// and their texts joined by spaces are the text (whitespace normalised).
+pub fn assert_segments_cover(transcript: &Transcript) {
+    let segments = &transcript.segments;
+    assert_eq!(
+        segments.is_empty(),
+        transcript.text.is_empty(),
+        "{segments:?}"
+    );
+    let mut previous_end = 0.0;
+    for segment in segments {
+        assert!(
+            previous_end <= segment.start
+                && segment.start <= segment.end
+                && segment.end <= transcript.audio_secs + 0.01,
+            "{segments:?}"
+        );
+        assert!(!segment.text.is_empty() && segment.text.trim() == segment.text);
+        previous_end = segment.end;
+    }
+    let joined: Vec<&str> = segments.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(
+        joined.join(" "),
+        transcript
+            .text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+}
+
 /// Transcribes a file with no context.
 pub fn transcribe_file(
     transcriber: &ContextTranscriber,

