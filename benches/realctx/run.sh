@@ -22,8 +22,8 @@ for set in fbai irrelevant irrelevant-1000; do
     if [ "$set" = irrelevant-1000 ] && [ "$layers" = none ]; then continue; fi
     line=$(CTXSCRIBE_EVAL_CONTEXT_DIR="$OUT/$set" $CARGO bench --bench eval -- context \
       --layers "$layers" | tee "target/bench/realctx-$set-$layers.log" | grep '^term_recall=' || true)
-    hyps="target/bench/context-$set-$layers-hyps.jsonl"
     log="target/bench/realctx-$set-$layers.log"
+    hyps=$(sed -n 's/^written: //p' "$log")
     if [ "$set" = fbai ]; then
       # Scored in lower case (half of the references are in capitals); 9 of the clips,
       # so no per-language WER.
