@@ -20,7 +20,11 @@
 //!   "Kubernetes";
 //! - a term the second transcript writes where the first has nothing, or nothing that
 //!   sounds like it, is dropped: the decoder wrote it because it was told to, not
-//!   because it heard it.
+//!   because it heard it;
+//! - a term that is itself an ordinary word replaces ordinary words only when they sound
+//!   exactly like it (`Spark` for "spark"), never when they merely sound close ("left"
+//!   is not the word list's "lefts"): Whisper spells ordinary words, so the one it wrote
+//!   unprompted is the one it heard, and a biased decode tips it over to a neighbour.
 //!
 //! The second transcript is taken whole ([`Corrector::prefer_second_pass`]) when it
 //! writes more of the terms than the merge and is still the same transcript: about as
@@ -33,6 +37,7 @@
 
 use super::phonetic::weighted_distance;
 use super::{Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, tokenize};
+use crate::context::mining::is_common_word;
 
 /// Highest normalised phonetic distance at which a whole differing block of the second
 /// transcript replaces the first's ("get her" -> "GitHub").
@@ -185,11 +190,7 @@ impl Corrector {
                         .iter()
                         .any(|&index| contains_word(token.core, &self.terms[index].text))
             });
-            let threshold = if ours_block.iter().all(|token| token.common) {
-                COMMON_WORDS_MERGE_THRESHOLD
-            } else {
-                BLOCK_THRESHOLD
-            };
+            let threshold = self.merge_threshold(ours_block, &block_terms, BLOCK_THRESHOLD);
             // A term the first transcript writes stays: the second may add terms, not
             // swap one for another ("src/components/NavBar.tsx" for "src/pages/index.tsx",
             // ssh-keygen for ssh-agent: siblings sound alike, the first was matched).
@@ -229,11 +230,7 @@ impl Corrector {
                 if span.iter().any(|token| self.writes_a_term(token.core)) {
                     return None; // a written term stays (see `second_pass_splices`)
                 }
-                let threshold = if span.iter().all(|token| token.common) {
-                    COMMON_WORDS_MERGE_THRESHOLD
-                } else {
-                    RELEVANCE_THRESHOLD
-                };
+                let threshold = self.merge_threshold(span, &[candidate.term], RELEVANCE_THRESHOLD);
                 candidate.cost = self.distance_to_term(&joined_key(span), candidate.term)?;
                 (candidate.cost <= threshold + 1e-4).then_some(candidate)
             })
@@ -257,6 +254,25 @@ impl Corrector {
             });
         }
         splices
+    }
+
+    /// How far (normalised phonetic distance) the first transcript's `span` may sound
+    /// from `terms` and still give way to them: `loose` for a span with an unusual word,
+    /// [`COMMON_WORDS_MERGE_THRESHOLD`] for ordinary words, and only the same sound for
+    /// ordinary words replaced by terms that are ordinary words themselves ("left" is
+    /// not "lefts"; see the module documentation).
+    fn merge_threshold(&self, span: &[Token<'_>], terms: &[usize], loose: f32) -> f32 {
+        if !span.iter().all(|token| token.common) {
+            loose
+        } else if terms.iter().all(|&index| {
+            self.terms
+                .get(index)
+                .is_some_and(|t| is_common_word(&t.text))
+        }) {
+            0.0
+        } else {
+            COMMON_WORDS_MERGE_THRESHOLD
+        }
     }
 
     /// True when `text` writes one of the terms.
@@ -480,6 +496,24 @@ mod tests {
         assert_eq!(
             merge(&["NumPy"], first, "Let's review the NumPy again on Monday."),
             first
+        );
+    }
+
+    #[test]
+    fn an_ordinary_word_gives_way_to_an_ordinary_word_term_only_when_it_sounds_the_same() {
+        // A LibriSpeech word list's "lefts" over a real clip's "rear, left" (biased decode).
+        assert_eq!(
+            merge(&["lefts"], "rear, left.", "Rear lefts."),
+            "rear, left."
+        );
+        // A term that is not an ordinary word still replaces a close sound.
+        assert_eq!(
+            merge(
+                &["Qdrant"],
+                "Store them in quadrant.",
+                "Store them in Qdrant."
+            ),
+            "Store them in Qdrant."
         );
     }
 
