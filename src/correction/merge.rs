@@ -36,8 +36,9 @@
 //! tuning half, +0.07 on the validation half.
 
 use super::phonetic::weighted_distance;
-use super::{Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, tokenize};
-use crate::context::mining::is_common_word;
+use super::{
+    Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, is_ordinary_word, tokenize,
+};
 
 /// Highest normalised phonetic distance at which a whole differing block of the second
 /// transcript replaces the first's ("get her" -> "GitHub").
@@ -95,7 +96,8 @@ impl Corrector {
     /// `second` (already corrected) instead of `merged` (the first transcript with the
     /// second's terms merged in) when it writes more of the terms and is the same
     /// transcript: between 3/5 and 5/3 of `merged`'s letters and at least half of its
-    /// words (see the module documentation); else `merged`.
+    /// words, and adds no term that is an ordinary word (see the module documentation);
+    /// else `merged`.
     #[must_use]
     pub fn prefer_second_pass(&self, merged: &str, second: &str) -> String {
         let written = |text: &str| {
@@ -109,6 +111,15 @@ impl Corrector {
         }
         if self.drops_a_term(merged, second) {
             return merged.to_owned(); // terms are added, never swapped (see the merge)
+        }
+        if self.terms.iter().any(|term| {
+            is_ordinary_word(&term.text)
+                && contains_word(second, &term.text)
+                && !contains_word(merged, &term.text)
+        }) {
+            // A prompted decode that writes an ordinary-word term the merge did not take
+            // ("meter's" for "meters") is not the better witness (see the merge).
+            return merged.to_owned();
         }
         let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).count();
         let (low, high) = SECOND_PASS_LETTERS_RATIO;
@@ -259,15 +270,16 @@ impl Corrector {
     /// How far (normalised phonetic distance) the first transcript's `span` may sound
     /// from `terms` and still give way to them: `loose` for a span with an unusual word,
     /// [`COMMON_WORDS_MERGE_THRESHOLD`] for ordinary words, and only the same sound for
-    /// ordinary words replaced by terms that are ordinary words themselves ("left" is
-    /// not "lefts"; see the module documentation).
+    /// ordinary words replaced by terms that are ordinary words themselves, or their
+    /// possessives ("left" is not "lefts", "meters" not "meter's"; see the module
+    /// documentation).
     fn merge_threshold(&self, span: &[Token<'_>], terms: &[usize], loose: f32) -> f32 {
         if !span.iter().all(|token| token.common) {
             loose
         } else if terms.iter().all(|&index| {
             self.terms
                 .get(index)
-                .is_some_and(|t| is_common_word(&t.text))
+                .is_some_and(|t| is_ordinary_word(&t.text))
         }) {
             0.0
         } else {
@@ -506,6 +518,14 @@ mod tests {
             merge(&["lefts"], "rear, left.", "Rear lefts."),
             "rear, left."
         );
+        assert_eq!(
+            merge(
+                &["meter's"],
+                "Go forward 10 meters.",
+                "Go forward 10 meter's."
+            ),
+            "Go forward 10 meters."
+        );
         // A term that is not an ordinary word still replaces a close sound.
         assert_eq!(
             merge(
@@ -515,6 +535,13 @@ mod tests {
             ),
             "Store them in Qdrant."
         );
+    }
+
+    #[test]
+    fn the_second_transcript_is_not_taken_whole_for_an_ordinary_word_term() {
+        let merged = "Eight of spades, four of clubs.";
+        let second = "8 of side's, 4 of clubs.";
+        assert_eq!(prefer(&["side's", "Kubernetes"], merged, second), merged);
     }
 
     #[test]

@@ -121,6 +121,9 @@ struct TermEntry {
     letters: Vec<u8>,
     /// One ordinary word (a name or a lowercase word, letters only).
     plain_word: bool,
+    /// A common word or its possessive ([`is_ordinary_word`]): it replaces common words
+    /// only when they sound the same.
+    ordinary: bool,
 }
 
 impl TermEntry {
@@ -199,6 +202,7 @@ impl Corrector {
                 text: term.text().to_owned(),
                 letters: folded_letters(term.text()),
                 plain_word,
+                ordinary: is_ordinary_word(term.text()),
             });
             for form in term.spoken_forms() {
                 let key = phonetic_key(&form.words);
@@ -532,6 +536,11 @@ impl Corrector {
                 });
                 continue;
             }
+            if !relevance && term.ordinary && &form.key != key {
+                // A term that is a common word itself replaces words only when they
+                // sound the same: "spades" is not a word list's "side's".
+                continue;
+            }
             let min_key_len = if relevance {
                 MIN_RELEVANCE_KEY_LEN
             } else {
@@ -702,6 +711,16 @@ fn bucket(phone: u8) -> u8 {
         vowel if is_vowel_phone(vowel) => b'a',
         other => other,
     }
+}
+
+/// A common word or its possessive (a word list's "meter's", "side's"): Whisper spells
+/// such words itself, so the one it wrote is the one it heard unless they sound the same.
+pub(crate) fn is_ordinary_word(text: &str) -> bool {
+    let stem = text
+        .strip_suffix("'s")
+        .or_else(|| text.strip_suffix("\u{2019}s"))
+        .unwrap_or(text);
+    is_common_word(stem)
 }
 
 /// True when `text` has `word` not glued to other letters or digits.

@@ -219,3 +219,18 @@ fn thousand_terms_stay_fast() {
         text.split_whitespace().count()
     );
 }
+
+#[test]
+fn common_words_give_way_to_an_ordinary_word_term_only_when_they_sound_the_same() {
+    // A 1000-word list's "side's" over a real clip's "spades"; "meters" and "meter's"
+    // sound the same (a homophone: sound cannot decide).
+    let c = corrector(&["side's", "kubectl"], &[]);
+    assert_eq!(
+        fix(&c, "Eight of spades, four of clubs."),
+        "Eight of spades, four of clubs."
+    );
+    assert_eq!(
+        fix(&c, "Run kube control get pods."),
+        "Run kubectl get pods."
+    );
+}
