@@ -47,11 +47,17 @@ def run_example(args: list[str], out: Path) -> tuple[list[dict[str, Any]], str]:
 
 
 def direct(
-    transcriber: ctxscribe.ContextTranscriber, path: str, **context: str
+    transcriber: ctxscribe.ContextTranscriber,
+    path: str,
+    messages: str | None = None,
+    languages: str | None = None,
+    dictionary: str | None = None,
 ) -> dict[str, Any]:
     """What a direct call gives: text and language, or the error code."""
     try:
-        transcript = transcriber.transcribe(path, **context)
+        transcript = transcriber.transcribe(
+            path, messages=messages, languages=languages, dictionary=dictionary
+        )
     except ctxscribe.TranscriptionError as e:
         return {"error_code": e.code}
     except OSError:
@@ -166,8 +172,13 @@ def test_parquet_context_and_bad_files(base_model: Path, tmp_path: Path) -> None
     )
     transcriber = ctxscribe.ContextTranscriber(base_model, threads=1, max_duration_secs=MAX_SECS)
     for row, given in zip(out, rows, strict=True):
-        context = {k: v for k, v in given.items() if k != "path" and v is not None}
-        want = direct(transcriber, str(given["path"]), **context)
+        want = direct(
+            transcriber,
+            str(given["path"]),
+            messages=given["messages"],
+            languages=given["languages"],
+            dictionary=given["dictionary"],
+        )
         assert row["path"] == given["path"]
         assert row["error_code"] == want["error_code"], row
         assert row.get("text") == want.get("text"), row
