@@ -36,9 +36,7 @@
 //! tuning half, +0.07 on the validation half.
 
 use super::phonetic::weighted_distance;
-use super::{
-    Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, is_ordinary_word, tokenize,
-};
+use super::{Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, tokenize};
 
 /// Highest normalised phonetic distance at which a whole differing block of the second
 /// transcript replaces the first's ("get her" -> "GitHub").
@@ -113,9 +111,7 @@ impl Corrector {
             return merged.to_owned(); // terms are added, never swapped (see the merge)
         }
         if self.terms.iter().any(|term| {
-            is_ordinary_word(&term.text)
-                && contains_word(second, &term.text)
-                && !contains_word(merged, &term.text)
+            term.ordinary && contains_word(second, &term.text) && !contains_word(merged, &term.text)
         }) {
             // A prompted decode that writes an ordinary-word term the merge did not take
             // ("meter's" for "meters") is not the better witness (see the merge).
@@ -276,11 +272,10 @@ impl Corrector {
     fn merge_threshold(&self, span: &[Token<'_>], terms: &[usize], loose: f32) -> f32 {
         if !span.iter().all(|token| token.common) {
             loose
-        } else if terms.iter().all(|&index| {
-            self.terms
-                .get(index)
-                .is_some_and(|t| is_ordinary_word(&t.text))
-        }) {
+        } else if terms
+            .iter()
+            .all(|&index| self.terms.get(index).is_some_and(|t| t.ordinary))
+        {
             0.0
         } else {
             COMMON_WORDS_MERGE_THRESHOLD

@@ -121,8 +121,8 @@ struct TermEntry {
     letters: Vec<u8>,
     /// One ordinary word (a name or a lowercase word, letters only).
     plain_word: bool,
-    /// A common word or its possessive ([`is_ordinary_word`]): it replaces common words
-    /// only when they sound the same.
+    /// A common word or its possessive ([`is_ordinary_word`]): it replaces words only
+    /// when they sound the same (here and in the merge).
     ordinary: bool,
 }
 
@@ -715,7 +715,7 @@ fn bucket(phone: u8) -> u8 {
 
 /// A common word or its possessive (a word list's "meter's", "side's"): Whisper spells
 /// such words itself, so the one it wrote is the one it heard unless they sound the same.
-pub(crate) fn is_ordinary_word(text: &str) -> bool {
+fn is_ordinary_word(text: &str) -> bool {
     let stem = text
         .strip_suffix("'s")
         .or_else(|| text.strip_suffix("\u{2019}s"))
