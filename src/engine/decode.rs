@@ -133,26 +133,44 @@ pub(crate) fn decode(
     vocabulary: &Vocabulary,
     request: &DecodeRequest<'_>,
 ) -> Result<Decoded> {
+    let first = first_attempt(state, vocabulary, request)?;
+    fall_back(state, vocabulary, request, first)
+}
+
+/// The temperature-0 attempt of [`decode`] alone: a caller may change the request
+/// before falling back ([`fall_back`]).
+pub(crate) fn first_attempt(
+    state: &mut DecoderState,
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+) -> Result<Decoded> {
+    attempt(state, vocabulary, request, 0)
+}
+
+/// `first` (the temperature-0 attempt) when it is silence or stands, else the next
+/// temperatures' attempts until one does; when none does, the likeliest that is not a
+/// loop, else the likeliest.
+pub(crate) fn fall_back(
+    state: &mut DecoderState,
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+    first: Decoded,
+) -> Result<Decoded> {
+    let mut decoded = first;
     let mut failed: Vec<Decoded> = Vec::new();
-    for (attempt, &temperature) in TEMPERATURES.iter().enumerate() {
-        let seed = SEED ^ (attempt as u64);
-        let decoded = decode_attempt(state, vocabulary, request, temperature, seed)?;
-        if decoded.is_silence() {
-            return Ok(Decoded {
-                tokens: Vec::new(),
-                silence: true,
-                ..decoded
-            });
-        }
-        if !decoded.fails() {
+    for index in 1..=TEMPERATURES.len() {
+        if decoded.silence || !decoded.fails() {
             return Ok(decoded);
         }
         failed.push(decoded);
+        if index == TEMPERATURES.len() {
+            break;
+        }
+        decoded = attempt(state, vocabulary, request, index)?;
     }
-    // Every attempt failed: the likeliest that is not a loop, else the likeliest.
     let not_looping = failed
         .iter()
-        .filter(|d| !d.over_budget && d.compression_ratio <= MAX_COMPRESSION_RATIO)
+        .filter(|d| !d.is_loop())
         .max_by(|a, b| a.avg_logprob.total_cmp(&b.avg_logprob))
         .cloned();
     let best = not_looping.or_else(|| {
@@ -163,6 +181,28 @@ pub(crate) fn decode(
     best.ok_or_else(|| Error::TranscriptionFailed {
         message: "no decoding attempt".into(),
         source: None,
+    })
+}
+
+/// Attempt `index` of the temperature fallback, seeded by its index; judged silence
+/// when its no-speech probability says so (then without tokens).
+fn attempt(
+    state: &mut DecoderState,
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+    index: usize,
+) -> Result<Decoded> {
+    let temperature = TEMPERATURES.get(index).copied().unwrap_or(1.0);
+    let seed = SEED ^ (index as u64);
+    let decoded = decode_attempt(state, vocabulary, request, temperature, seed)?;
+    Ok(if decoded.is_silence() {
+        Decoded {
+            tokens: Vec::new(),
+            silence: true,
+            ..decoded
+        }
+    } else {
+        decoded
     })
 }
 

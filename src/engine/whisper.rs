@@ -310,16 +310,21 @@ impl WhisperEngine {
             stop_at_repeat: false,
         };
         let vocabulary = self.model.vocabulary();
-        let mut decoded = decode::decode(state, vocabulary, &window_request(prompt))?;
-        if decoded.is_loop() && context_prompt.is_empty() && !run.carry.is_empty() {
+        let decoded = if context_prompt.is_empty() && !run.carry.is_empty() {
             // Conditioned on the previous window's text, Whisper can loop at every
             // temperature ("The word is fair." thirteen times after "How old" in the 5 min
-            // bench file); on its own the window decodes.
-            let alone = decode::decode(state, vocabulary, &window_request(&[]))?;
-            if !alone.is_loop() {
-                decoded = alone;
+            // bench file, six attempts of 70 tokens each for a 2.9 s rest); on its own the window decodes.
+            // So a loop with the previous text is retried without it before any higher
+            // temperature.
+            let first = decode::first_attempt(state, vocabulary, &window_request(prompt))?;
+            if first.is_loop() {
+                decode::decode(state, vocabulary, &window_request(&[]))?
+            } else {
+                decode::fall_back(state, vocabulary, &window_request(prompt), first)?
             }
-        }
+        } else {
+            decode::decode(state, vocabulary, &window_request(prompt))?
+        };
         let (plain_text, speech_end) = self.window_text(&decoded, audio.len(), &mut run.timed);
         run.carry = if decoded.temperature <= CARRY_MAX_TEMPERATURE {
             let text_tokens: Vec<i32> = decoded
