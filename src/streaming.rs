@@ -9,7 +9,7 @@
 //! Cancellation rides the engine's deadline checks (between decoding steps): a
 //! [`CancelFlag`] set from another thread stops the transcription at its next check with
 //! [`Error::TranscriptionFailed`]. The engine sees the flag through a scope of the calling
-//! thread, carried onto the engine's own thread ([`with_cancel`], [`current_cancel`]), so
+//! thread, carried onto the engine's own thread (`with_cancel`, `current_cancel`), so
 //! the engine's request types do not change.
 
 use std::cell::RefCell;
