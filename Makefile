@@ -107,7 +107,7 @@ ingest-cost:
 	bash fuzz/seed-corpus.sh
 	$(CARGO) run --release --example ingest_cost
 
-## Load test on loopback: SECS=60 CONCURRENCY=32 clients, valid clips mixed with invalid requests.
+## Load test on loopback: SECS=60 CONCURRENCY=32 clients, valid clips (some streamed) mixed with invalid requests.
 load: setup
 	bash scripts/load.sh
 

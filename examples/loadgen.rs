@@ -6,10 +6,11 @@
 //! ```
 //!
 //! `--concurrency` clients each send one request at a time on a new connection
-//! (`Connection: close`) for `--secs` seconds, cycling through a mix: 3 in 5 a valid clip,
-//! the others invalid (no file, a bad dictionary, bytes that are no audio, not
-//! multipart). Every request must be answered: a connection error or a reply without a
-//! status line counts as lost. Prints requests/s, p50/p99 latency, the status
+//! (`Connection: close`) for `--secs` seconds, cycling through a mix: 3 in 5 a valid clip
+//! (one of those 3 with `stream=true`), the others invalid (no file, a bad dictionary,
+//! bytes that are no audio, not multipart). Every request must be answered: a connection
+//! error, a reply without a status line, or a 200 stream without its
+//! `transcript.text.done` event counts as lost. Prints requests/s, p50/p99 latency, the status
 //! distribution per request kind, lost requests and, with `--pid`, the server's peak RSS
 //! (`VmHWM`). `--backoff`: after a 503 a client waits `Retry-After` seconds (as the
 //! OpenAI SDKs do) instead of retrying at once. `--expect-text TEXT`: every valid clip
@@ -30,6 +31,7 @@ const BOUNDARY: &str = "ctxscribe-load-5f1c";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
     Valid,
+    Stream,
     NoFile,
     BadDictionary,
     NotAudio,
@@ -43,7 +45,7 @@ const MIX: [Kind; 10] = [
     Kind::Valid,
     Kind::BadDictionary,
     Kind::Valid,
-    Kind::Valid,
+    Kind::Stream,
     Kind::NotAudio,
     Kind::Valid,
     Kind::NotMultipart,
@@ -141,6 +143,17 @@ fn requests(clip: &[u8]) -> BTreeMap<Kind, Vec<u8>> {
             ),
         ),
         (
+            Kind::Stream,
+            request(
+                &form,
+                multipart(&[
+                    ("file", clip),
+                    ("dictionary", b"Brooklyn"),
+                    ("stream", b"true"),
+                ]),
+            ),
+        ),
+        (
             Kind::NoFile,
             request(&form, multipart(&[("model", b"whisper-1")])),
         ),
@@ -162,7 +175,8 @@ fn requests(clip: &[u8]) -> BTreeMap<Kind, Vec<u8>> {
     ])
 }
 
-/// One answer: the status, `Retry-After` (seconds) and the JSON body's `text`.
+/// One answer: the status, `Retry-After` (seconds) and the JSON body's `text` (a
+/// stream's: its done event's).
 struct Reply {
     status: u16,
     retry_after: Option<u64>,
@@ -190,12 +204,30 @@ fn send(addr: SocketAddr, request: &[u8]) -> Option<Reply> {
         .and_then(|(_, v)| v.trim().parse().ok());
     let text = serde_json::from_str::<serde_json::Value>(body)
         .ok()
-        .and_then(|v| v["text"].as_str().map(str::to_owned));
+        .and_then(|v| v["text"].as_str().map(str::to_owned))
+        .or_else(|| done_text(body));
+    let is_stream = head
+        .to_ascii_lowercase()
+        .contains("content-type: text/event-stream");
+    if status == 200 && is_stream && text.is_none() {
+        // A stream that ended without its done event is a lost answer.
+        return None;
+    }
     Some(Reply {
         status,
         retry_after,
         text,
     })
+}
+
+/// The `text` of a server-sent event stream's `transcript.text.done` event (each event
+/// is whole within one chunk, so the chunked framing needs no decoding).
+fn done_text(body: &str) -> Option<String> {
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str::<serde_json::Value>(data).ok())
+        .find(|event| event["type"] == "transcript.text.done")
+        .and_then(|event| event["text"].as_str().map(str::to_owned))
 }
 
 #[derive(Debug, Default)]
@@ -269,7 +301,7 @@ fn main() -> std::process::ExitCode {
                                 tally.latencies.push(took);
                                 let status = reply.status;
                                 tally.statuses.entry((kind, status)).or_default().push(took);
-                                if kind == Kind::Valid
+                                if matches!(kind, Kind::Valid | Kind::Stream)
                                     && status == 200
                                     && expect.is_some_and(|e| reply.text.as_deref() != Some(e))
                                 {
@@ -345,7 +377,7 @@ fn main() -> std::process::ExitCode {
             ms(percentile(took, 0.99))
         );
         let fine = match kind {
-            Kind::Valid => matches!(status, 200 | 503),
+            Kind::Valid | Kind::Stream => matches!(status, 200 | 503),
             _ => (400..500).contains(status) || *status == 503,
         };
         if !fine {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make load`: the reference server on loopback under SECS seconds of CONCURRENCY clients
-# (examples/loadgen.rs: 6 in 10 requests a valid 1.8 s clip, the rest invalid), then a
-# table of requests/s, p50/p99 latency, statuses, lost requests and the server's peak RSS.
+# (examples/loadgen.rs: 6 in 10 requests a valid 1.8 s clip, 1 of them stream=true, the
+# rest invalid), then a table of requests/s, p50/p99 latency, statuses, lost requests and
+# the server's peak RSS.
 #
 #   usage: scripts/load.sh          env: SECS=60 CONCURRENCY=32 LOAD_MODEL=models/ggml-tiny.en.bin
 #                                        LOAD_THREADS=1 SERVER_ARGS="--max-queue 8" LOADGEN_ARGS=--backoff

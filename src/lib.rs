@@ -24,6 +24,7 @@ pub mod providers;
 mod request;
 #[cfg(feature = "server")]
 pub mod server;
+pub mod streaming;
 mod transcriber;
 pub mod transcript;
 
@@ -35,5 +36,6 @@ pub use providers::{EndpointConfig, SpeechProvider};
 pub use request::{
     Audio, CheckedAudio, MAX_PCM_SAMPLE_RATE, MIN_PCM_SAMPLE_RATE, TranscriptionRequest,
 };
+pub use streaming::CancelFlag;
 pub use transcriber::{ContextTranscriber, ContextTranscriberBuilder};
 pub use transcript::{Segment, StageTimings, Transcript};

@@ -145,6 +145,16 @@ impl ContextTranscriber {
     /// # Errors
     /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
     pub fn transcribe_request_blocking(&self, request: TranscriptionRequest) -> Result<Transcript> {
+        self.transcribe_observed(request, &mut |_: &str| {})
+    }
+
+    /// [`ContextTranscriber::transcribe_request_blocking`], handing `on_window` each
+    /// window's final text as soon as it is known (for `crate::streaming`).
+    pub(crate) fn transcribe_observed(
+        &self,
+        request: TranscriptionRequest,
+        on_window: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Transcript> {
         let TranscriptionRequest {
             audio,
             messages,
@@ -156,7 +166,8 @@ impl ContextTranscriber {
         let samples = audio.decode(&self.inner.limits)?;
         let decoded = Instant::now();
         let terms = ContextTerms::from_context(&messages, &dictionary);
-        let (output, edits) = self.recognise(&samples, &languages, &messages, &terms, deadline)?;
+        let (output, edits) =
+            self.recognise(&samples, &languages, &messages, &terms, deadline, on_window)?;
         let mut text = output.text;
         // Issue 8: the optional LLM correction, after the phonetic one; only the edits
         // `correction::llm::review` can justify are kept.
@@ -194,6 +205,7 @@ impl ContextTranscriber {
         messages: &[Message],
         terms: &ContextTerms,
         deadline: Option<Instant>,
+        on_window: &mut (dyn FnMut(&str) + Send),
     ) -> Result<(EngineOutput, Vec<Verdict>)> {
         let request = EngineRequest {
             samples,
@@ -205,7 +217,9 @@ impl ContextTranscriber {
         let corrector = Corrector::new(terms);
         let mut verdicts = Vec::new();
         let mut judge = |window: &mut dyn WindowPasses| {
-            self.judge_window(window, messages, terms, &corrector, &mut verdicts)
+            let text = self.judge_window(window, messages, terms, &corrector, &mut verdicts)?;
+            on_window(&text);
+            Ok(text)
         };
         let output = catch_unwind(AssertUnwindSafe(|| {
             self.inner.engine.transcribe_windows(&request, &mut judge)

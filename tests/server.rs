@@ -1513,8 +1513,8 @@ fn slow_drip_uploads_and_clients_that_hang_up() {
         Duration::from_secs(60),
         "hung-up uploads still hold places",
     );
-    // A client that disconnects mid-transcription: the engine finishes (or stops at the
-    // deadline) and frees its slot; nothing is left running.
+    // A client that disconnects mid-transcription: its transcription is cancelled at the
+    // engine's next step and frees its slot; nothing is left running.
     let (content_type, jfk_body) = jfk_form().encode();
     let jfk_head = format!(
         "POST {TRANSCRIPTIONS} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n\

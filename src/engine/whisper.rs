@@ -189,8 +189,13 @@ impl WhisperEngine {
         // On one of the engine's own threads, whatever thread calls: see
         // `engine_threads`. The caller blocks until it is done; calls beyond the number
         // of engine threads wait their turn.
-        self.engine_threads
-            .install(|| self.transcribe_on_engine_thread(request, judge))
+        // The caller's cancellation flag goes along (`crate::streaming`).
+        let cancel = crate::streaming::current_cancel();
+        self.engine_threads.install(|| {
+            crate::streaming::with_cancel(cancel, || {
+                self.transcribe_on_engine_thread(request, judge)
+            })
+        })
     }
 
     fn transcribe_on_engine_thread(

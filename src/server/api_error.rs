@@ -30,11 +30,12 @@ pub enum ServerCode {
     RequestTooLarge,
     UnsupportedMediaType,
     ServerBusy,
+    UriTooLong,
 }
 
 impl ServerCode {
     #[cfg(test)]
-    pub const ALL: [ServerCode; 10] = [
+    pub const ALL: [ServerCode; 11] = [
         ServerCode::MissingFile,
         ServerCode::UnsupportedResponseFormat,
         ServerCode::InvalidMultipart,
@@ -45,6 +46,7 @@ impl ServerCode {
         ServerCode::RequestTooLarge,
         ServerCode::UnsupportedMediaType,
         ServerCode::ServerBusy,
+        ServerCode::UriTooLong,
     ];
 
     /// The code string and the HTTP status: one exhaustive `match`.
@@ -64,6 +66,7 @@ impl ServerCode {
                 ("unsupported_media_type", StatusCode::UNSUPPORTED_MEDIA_TYPE)
             }
             ServerCode::ServerBusy => ("server_busy", StatusCode::SERVICE_UNAVAILABLE),
+            ServerCode::UriTooLong => ("uri_too_long", StatusCode::URI_TOO_LONG),
         }
     }
 }
@@ -155,22 +158,25 @@ impl ApiError {
         self.code.status()
     }
 
-    pub fn into_response(self) -> Response<Full<Bytes>> {
-        let status = self.status();
-        let kind = if status.is_server_error() {
+    /// `{"error": {"message", "type", "param", "code"}}`.
+    pub fn body(&self) -> Value {
+        let kind = if self.status().is_server_error() {
             "server_error"
         } else {
             "invalid_request_error"
         };
-        let body = json!({
+        json!({
             "error": {
                 "message": self.message,
                 "type": kind,
                 "param": self.param,
                 "code": self.code.as_str(),
             }
-        });
-        let mut response = json_response(status, &body);
+        })
+    }
+
+    pub fn into_response(self) -> Response<Full<Bytes>> {
+        let mut response = json_response(self.status(), &self.body());
         for (name, value) in self.headers {
             if let Ok(value) = HeaderValue::from_str(&value) {
                 response.headers_mut().append(name, value);
@@ -221,6 +227,7 @@ mod tests {
             ("not_found", 404),
             ("method_not_allowed", 405),
             ("request_timeout", 408),
+            ("uri_too_long", 414),
             ("file_too_large", 413),
             ("request_too_large", 413),
             ("unsupported_media_type", 415),

@@ -4,6 +4,7 @@
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -17,13 +18,15 @@ use tracing::info;
 
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::{ContextTranscriber, ErrorCode, Transcript, TranscriptionRequest};
+use crate::{CancelFlag, ContextTranscriber, ErrorCode, Transcript, TranscriptionRequest};
 
 use super::admission::Admission;
 use super::api_error::{ApiError, ServerCode, json_response};
 use super::auth::ApiKeys;
 use super::form::read_form;
 use super::metrics::{self, Metrics};
+use super::page;
+use super::stream::{self, AnswerBody, CancelOnDrop, full};
 
 /// The transcription endpoint (OpenAI's path).
 const TRANSCRIPTIONS_PATH: &str = "/v1/audio/transcriptions";
@@ -96,10 +99,10 @@ pub(crate) fn ms(duration: Duration) -> f64 {
 }
 
 pub(crate) async fn handle(
-    state: &AppState,
+    state: &Arc<AppState>,
     request: Request<Incoming>,
     remote: SocketAddr,
-) -> Response<Full<Bytes>> {
+) -> Response<AnswerBody> {
     let started = Instant::now();
     let id = state.request_ids.for_request(request.headers());
     let method = request.method().clone();
@@ -109,11 +112,18 @@ pub(crate) async fn handle(
         (TRANSCRIPTIONS_PATH, &Method::POST) => {
             transcriptions(state, request, started, &mut record).await
         }
-        (HEALTH_PATH, &Method::GET) => Ok(health(state)),
-        (MODELS_PATH, &Method::GET) => state.keys.check(request.headers()).map(|()| models(state)),
-        (METRICS_PATH, &Method::GET) => metrics_answer(state, request.headers()),
+        (HEALTH_PATH, &Method::GET) => Ok(full(health(state))),
+        (MODELS_PATH, &Method::GET) => state
+            .keys
+            .check(request.headers())
+            .map(|()| full(models(state))),
+        (METRICS_PATH, &Method::GET) => metrics_answer(state, request.headers()).map(full),
+        (page_path, &Method::GET) if page::is_page(page_path) => {
+            page::asset(request.uri()).map(full)
+        }
         (TRANSCRIPTIONS_PATH, _) => Err(not_allowed("POST")),
         (HEALTH_PATH | MODELS_PATH | METRICS_PATH, _) => Err(not_allowed("GET")),
+        (page_path, _) if page::is_page(page_path) => Err(not_allowed("GET")),
         _ => Err(ApiError::new(
             ServerCode::NotFound,
             format!("No route {path}: use POST {TRANSCRIPTIONS_PATH} or GET {HEALTH_PATH}."),
@@ -121,7 +131,7 @@ pub(crate) async fn handle(
     };
     let mut response = outcome.unwrap_or_else(|error| {
         record.code = Some(error.code.as_str());
-        error.into_response()
+        full(error.into_response())
     });
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("x-request-id", value);
@@ -172,6 +182,9 @@ pub(crate) async fn handle(
 
 /// The path as a metrics label: a route of the server, or `other` (bounded cardinality).
 fn route_label(path: &str) -> &'static str {
+    if page::is_page(path) {
+        return "page";
+    }
     [TRANSCRIPTIONS_PATH, HEALTH_PATH, MODELS_PATH, METRICS_PATH]
         .into_iter()
         .find(|route| *route == path)
@@ -244,11 +257,11 @@ pub(crate) fn metrics_answer(
 
 /// `POST /v1/audio/transcriptions`.
 pub(crate) async fn transcriptions(
-    state: &AppState,
+    state: &Arc<AppState>,
     request: Request<Incoming>,
     started: Instant,
     record: &mut RequestRecord,
-) -> Result<Response<Full<Bytes>>, ApiError> {
+) -> Result<Response<AnswerBody>, ApiError> {
     let deadline = started + state.request_timeout;
     let (parts, mut body) = request.into_parts();
     let max_body = state.max_file_bytes + FORM_OVERHEAD_BYTES;
@@ -315,6 +328,11 @@ pub(crate) async fn transcriptions(
     let engine = state.admission.engine_slot(deadline).await;
     record.queue = Some(queued.elapsed());
     let engine = engine?;
+    if stream {
+        // The log line and metrics of a streamed answer are written when its first
+        // event is known; the engine's stages are not known then.
+        return stream::respond(state, (slot, engine), request, deadline).await;
+    }
 
     let running = Instant::now();
     let transcript = run_engine(state, (slot, engine), request, deadline).await?;
@@ -322,13 +340,10 @@ pub(crate) async fn transcriptions(
     record.audio_secs = Some((transcript.audio_secs * 1000.0).round() / 1000.0);
     record.decode = Some(transcript.timings.decode);
     record.engine = Some(transcript.timings.engine);
-    if stream {
-        return Ok(event_stream(&transcript.text));
-    }
-    Ok(json_response(
+    Ok(full(json_response(
         StatusCode::OK,
         &json!({ "text": transcript.text }),
-    ))
+    )))
 }
 
 /// Runs the transcription on the blocking pool, until `deadline`.
@@ -340,10 +355,19 @@ async fn run_engine(
 ) -> Result<Transcript, ApiError> {
     let transcriber = state.transcriber.clone();
     // The permits travel with the work: a client that hangs up does not free its slot
-    // before the engine is done, so at most `max_concurrent` transcriptions ever run.
+    // before the engine is done, so at most `max_concurrent` transcriptions ever run. It
+    // is done soon: dropping this future (the client went away) or the timeout cancels
+    // the transcription at the engine's next step.
+    let cancel = CancelOnDrop(CancelFlag::new());
+    let flag = cancel.0.clone();
     let work = tokio::task::spawn_blocking(move || {
         let _permits = permits;
-        transcriber.transcribe_request_blocking(request)
+        let running = Instant::now();
+        let result = transcriber.transcribe_request_streaming(request, &flag, &mut |_| {});
+        if result.is_err() && flag.is_cancelled() {
+            stream::cancelled(running);
+        }
+        result
     });
     match tokio::time::timeout_at(deadline.into(), work).await {
         Ok(Ok(result)) => Ok(result?),
@@ -359,28 +383,6 @@ async fn run_engine(
             ),
         )),
     }
-}
-
-/// A `stream=true` answer: OpenAI's server-sent events, `transcript.text.delta` then one
-/// `transcript.text.done` whose `text` is the non-streamed transcript. The library gives
-/// the final text only, so it is one delta; the events are sent once it is known, so
-/// every error before them keeps its status code.
-pub(crate) fn event_stream(text: &str) -> Response<Full<Bytes>> {
-    let mut body = String::new();
-    for event in [
-        json!({ "type": "transcript.text.delta", "delta": text }),
-        json!({ "type": "transcript.text.done", "text": text }),
-    ] {
-        body.push_str(&format!("data: {event}\n\n"));
-    }
-    let mut response = Response::new(Full::new(Bytes::from(body)));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
 }
 
 /// The multipart boundary, or 415 when the body is not `multipart/form-data`.

@@ -15,13 +15,22 @@
 //!   With `stream=true` the answer is `text/event-stream`: OpenAI's
 //!   `{"type": "transcript.text.delta", "delta": ...}` events, then one
 //!   `{"type": "transcript.text.done", "text": ...}` whose `text` is exactly the
-//!   non-streamed transcript. The library returns the final text only, so today that is
-//!   one delta, sent once the transcript is known: every error keeps its status code.
+//!   non-streamed transcript (see `stream`). A delta is sent as soon as a window of speech
+//!   (up to 28 s) is final, its context corrections included; joined, the deltas are the
+//!   done event's text (unless the optional LLM review rewrote it at the end). The answer
+//!   starts with the first event: an error before it keeps its status code, an error
+//!   after it is an `{"type": "error", "error": {...}}` event that ends the stream. A
+//!   client that hangs up cancels its transcription at the engine's next step.
 //! * `GET /v1/models`: OpenAI's list, `{"object": "list", "data": [{"id": <model>,
 //!   "object": "model", "created": <load time>, "owned_by": "ctxscribe"}]}`; needs an API
 //!   key like the transcriptions.
 //! * `GET /metrics`: Prometheus metrics (OpenMetrics text; see `metrics`); needs an API
 //!   key like the transcriptions unless the server runs with `--metrics-public`.
+//! * `GET /`: a page to try the server in a browser (`page`): record from the microphone
+//!   or pick a file, fill the context fields, and watch the transcript stream in. Its
+//!   HTML, script and style (`/page/app.js`, `/page/app.css`) are compiled into the
+//!   binary and load nothing from elsewhere. The page needs no API key; its requests do
+//!   (the page has a field for the key). A query string over 2 KiB is `414 uri_too_long`.
 //! * `GET /health`: `200 {"status": "ok", ...}` once the model is loaded (the server only
 //!   listens after loading it), `503 {"status": "draining", ...}` while shutting down. It
 //!   also reports the load (`in_flight`, `waiting`) and never needs an API key.
@@ -68,6 +77,7 @@
 //! | `not_found` | 404 | another path |
 //! | `method_not_allowed` | 405 | another method (the `Allow` header names the right one) |
 //! | `request_timeout` | 408 | the upload took longer than `--request-timeout` |
+//! | `uri_too_long` | 414 | a page request whose query string is over 2 KiB |
 //! | `file_too_large` | 413 | the `file` part is over `--max-file-bytes` |
 //! | `request_too_large` | 413 | the body is over `--max-file-bytes` + 4 MiB (checked on `Content-Length` before reading, and while streaming), or a text field is over 2 MiB |
 //! | `unsupported_media_type` | 415 | the body is not `multipart/form-data` |
@@ -106,8 +116,9 @@
 //! * `--request-timeout` bounds each request, from its first byte to the answer: reading
 //!   the upload (`408`), waiting for an engine slot (`503`) and the transcription
 //!   (`502`). The engine also stops itself once it has run that long (the library's
-//!   `with_timeout`), so a transcription nobody waits for any more frees its CPU. Its
-//!   engine slot stays taken until then, also when the client hangs up, so no more than
+//!   `with_timeout`), so a transcription nobody waits for any more frees its CPU. A client
+//!   that hangs up cancels its transcription at the engine's next decoding step. Its
+//!   engine slot stays taken until the engine has stopped, so no more than
 //!   `--max-concurrent` transcriptions ever run.
 //! * At most `--max-connections` connections are served; more wait in the kernel's
 //!   backlog. Request headers must arrive within 30 s.
@@ -122,7 +133,9 @@
 //! response), method, path, status, error code, upload bytes, audio seconds and the time
 //! of each stage (`read_ms` upload, `queue_ms`, `decode_ms`, `engine_ms`, `total_ms`).
 //! Never audio, keys, field contents or error messages (which may quote fields). A
-//! successful response also carries the stages in a `Server-Timing` header.
+//! successful response also carries the stages in a `Server-Timing` header. A streamed
+//! answer's line (and its metrics) is written when its first event is sent: its
+//! `total_ms` is the time to that event, and the engine's stages are not in it.
 //!
 //! # Layout
 //!
@@ -139,7 +152,9 @@ mod config;
 pub mod form;
 mod handler;
 mod metrics;
+mod page;
 mod serve;
+mod stream;
 
 pub use serve::main;
 
