@@ -550,7 +550,7 @@ pub(crate) fn compression_ratio(text: &str) -> f32 {
 
 pub(crate) fn check_deadline(deadline: Option<Instant>) -> Result<()> {
     // The caller's cancellation (`crate::streaming`) stops at the same checks.
-    crate::streaming::check_cancelled()?;
+    super::cancel::check_cancelled()?;
     match deadline {
         Some(d) if Instant::now() >= d => Err(Error::TranscriptionFailed {
             message: "transcription timed out".into(),

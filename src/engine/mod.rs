@@ -13,6 +13,7 @@ mod beam;
 pub mod biasing;
 mod binding;
 pub mod bpe;
+pub mod cancel;
 mod decode;
 mod detect;
 mod logits;

@@ -190,11 +190,9 @@ impl WhisperEngine {
         // `engine_threads`. The caller blocks until it is done; calls beyond the number
         // of engine threads wait their turn.
         // The caller's cancellation flag goes along (`crate::streaming`).
-        let cancel = crate::streaming::current_cancel();
+        let cancel = super::cancel::current_cancel();
         self.engine_threads.install(|| {
-            crate::streaming::with_cancel(cancel, || {
-                self.transcribe_on_engine_thread(request, judge)
-            })
+            super::cancel::with_cancel(cancel, || self.transcribe_on_engine_thread(request, judge))
         })
     }
 
