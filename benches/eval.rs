@@ -137,6 +137,12 @@ fn main() {
     let shared = std::env::var_os("CTXSCRIBE_SHARED")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("../shared"));
+    let set = ContextSet::from_env(&shared);
+    let paths = &Paths {
+        root: root.clone(),
+        shared: shared.clone(),
+        set,
+    };
     let base_builder = {
         let mut builder = ContextTranscriber::builder();
         if let Some(model) = &options.model {
@@ -152,7 +158,7 @@ fn main() {
     };
     let load = |layers: ContextLayers| load_transcriber(base_builder.clone(), layers);
     if let Some(hyps) = options.mode.strip_prefix("recorrect=") {
-        if let Some(summary) = recorrect(Path::new(hyps), &root, &shared, true) {
+        if let Some(summary) = recorrect(Path::new(hyps), paths, true) {
             println!("{summary}");
         }
         return;
@@ -160,8 +166,7 @@ fn main() {
     match options.mode.as_str() {
         "real" => bench_real(&load(options.layers), &root, &shared, options.runs),
         "context" => {
-            let summary =
-                bench_context(&load(options.layers), options.layers, &root, &shared, true);
+            let summary = bench_context(&load(options.layers), options.layers, paths, true);
             println!("{}", summary.unwrap_or_default());
         }
         "context-ablation" => {
@@ -186,9 +191,9 @@ fn main() {
                 ..biasing
             };
             let mut rows = Vec::new();
-            let none_hyps = context_hyps_path(&root, &shared, none);
+            let none_hyps = paths.set.hyps_path(&root, none);
             if options.reuse_baseline && none_hyps.is_file() {
-                let raw = recorrect_with(&none_hyps, &root, &shared, false, false);
+                let raw = recorrect_with(&none_hyps, paths, false, false);
                 rows.push(format!(
                     "{:<22} {} (reused)",
                     "none",
@@ -196,7 +201,7 @@ fn main() {
                 ));
             } else {
                 let started = Instant::now();
-                let raw = bench_context(&load(none), none, &root, &shared, false);
+                let raw = bench_context(&load(none), none, paths, false);
                 let secs = started.elapsed().as_secs_f64();
                 rows.push(format!(
                     "{:<22} {} ({secs:.0} s)",
@@ -204,7 +209,7 @@ fn main() {
                     raw.unwrap_or_default()
                 ));
             }
-            let corrected = recorrect(&none_hyps, &root, &shared, false);
+            let corrected = recorrect(&none_hyps, paths, false);
             rows.push(format!(
                 "{:<22} {}",
                 "correction",
@@ -220,7 +225,7 @@ fn main() {
                 ContextLayers::ALL,
             ] {
                 let started = Instant::now();
-                let summary = bench_context(&load(layers), layers, &root, &shared, false);
+                let summary = bench_context(&load(layers), layers, paths, false);
                 let secs = started.elapsed().as_secs_f64();
                 let row = format!(
                     "{:<22} {} ({secs:.0} s)",
@@ -304,38 +309,64 @@ fn read_context_cases(path: &Path) -> Result<Vec<ContextCase>, String> {
     Ok(cases)
 }
 
-/// The context set: ../shared/eval/context, or `CTXSCRIBE_EVAL_CONTEXT_DIR` (another set
-/// laid out the same way: benches/ctxset, benches/heldout, benches/realctx write some).
-fn context_set_dir(shared: &Path) -> PathBuf {
-    std::env::var_os("CTXSCRIBE_EVAL_CONTEXT_DIR")
-        .map_or_else(|| shared.join("eval/context"), PathBuf::from)
+/// Where the bench reads and writes.
+struct Paths {
+    /// The repository.
+    root: PathBuf,
+    /// ../shared (or `CTXSCRIBE_SHARED`).
+    shared: PathBuf,
+    set: ContextSet,
 }
 
-/// target/bench/context-[SET-]LAYERS-hyps.jsonl: another set's hypotheses are kept apart.
-fn context_hyps_path(root: &Path, shared: &Path, layers: ContextLayers) -> PathBuf {
-    let set = std::env::var_os("CTXSCRIBE_EVAL_CONTEXT_DIR")
-        .and_then(|_| {
-            context_set_dir(shared)
-                .file_name()
-                .map(|n| format!("{}-", n.to_string_lossy()))
-        })
-        .unwrap_or_default();
-    root.join(format!(
-        "target/bench/context-{set}{}-hyps.jsonl",
-        layers_name(layers)
-    ))
+/// The context set: ../shared/eval/context, or `CTXSCRIBE_EVAL_CONTEXT_DIR` (another set
+/// laid out the same way: benches/ctxset, benches/heldout, benches/realctx write some).
+struct ContextSet {
+    dir: PathBuf,
+    /// `NAME-` for another set than ../shared/eval/context, so that its hypotheses are
+    /// kept apart; empty for that one.
+    hyps_prefix: String,
+}
+
+impl ContextSet {
+    fn from_env(shared: &Path) -> ContextSet {
+        match std::env::var_os("CTXSCRIBE_EVAL_CONTEXT_DIR") {
+            Some(dir) => {
+                let dir = PathBuf::from(dir);
+                let hyps_prefix = dir
+                    .file_name()
+                    .map(|n| format!("{}-", n.to_string_lossy()))
+                    .unwrap_or_default();
+                ContextSet { dir, hyps_prefix }
+            }
+            None => ContextSet {
+                dir: shared.join("eval/context"),
+                hyps_prefix: String::new(),
+            },
+        }
+    }
+
+    fn cases_path(&self) -> PathBuf {
+        self.dir.join("cases.jsonl")
+    }
+
+    /// target/bench/context-[SET-]LAYERS-hyps.jsonl.
+    fn hyps_path(&self, root: &Path, layers: ContextLayers) -> PathBuf {
+        root.join(format!(
+            "target/bench/context-{}{}-hyps.jsonl",
+            self.hyps_prefix,
+            layers_name(layers)
+        ))
+    }
 }
 
 /// Runs the context dev set through `transcriber`; returns score.py's summary line.
 fn bench_context(
     transcriber: &ContextTranscriber,
     layers: ContextLayers,
-    root: &Path,
-    shared: &Path,
+    paths: &Paths,
     verbose: bool,
 ) -> Option<String> {
-    let dir = context_set_dir(shared);
-    let cases_path = dir.join("cases.jsonl");
+    let cases_path = paths.set.cases_path();
     let cases = match read_context_cases(&cases_path) {
         Ok(cases) => cases,
         Err(e) => {
@@ -343,7 +374,7 @@ fn bench_context(
             return None;
         }
     };
-    let hyps_path = context_hyps_path(root, shared, layers);
+    let hyps_path = paths.set.hyps_path(&paths.root, layers);
     if let Some(out_dir) = hyps_path.parent() {
         let _ = std::fs::create_dir_all(out_dir);
     }
@@ -358,7 +389,7 @@ fn bench_context(
         if only.as_ref().is_some_and(|ids| !ids.contains(&case.id)) {
             continue;
         }
-        let audio_path = dir.join(format!("audio/{}.wav", case.id));
+        let audio_path = paths.set.dir.join(format!("audio/{}.wav", case.id));
         let bytes = std::fs::read(&audio_path).unwrap_or_default();
         let started = Instant::now();
         let result = transcriber.transcribe_blocking(
@@ -394,7 +425,7 @@ fn bench_context(
         return None;
     }
     let output = Command::new("python3")
-        .arg(shared.join("eval/score.py"))
+        .arg(paths.shared.join("eval/score.py"))
         .arg("context")
         .arg(&cases_path)
         .arg(&hyps_path)
@@ -434,20 +465,15 @@ fn bench_context(
 }
 
 /// Applies the correction layer to the hypotheses in `hyps_path` (with the language
-/// each was decoded in) and scores them; returns score.py's summary and the time taken.
-fn recorrect(hyps_path: &Path, root: &Path, shared: &Path, verbose: bool) -> Option<String> {
-    recorrect_with(hyps_path, root, shared, verbose, true)
+/// each was decoded in) and scores them against the set's cases; returns score.py's
+/// summary and the time taken.
+fn recorrect(hyps_path: &Path, paths: &Paths, verbose: bool) -> Option<String> {
+    recorrect_with(hyps_path, paths, verbose, true)
 }
 
 /// [`recorrect`], or with `correct` false only the scoring of the hypotheses as they are.
-fn recorrect_with(
-    hyps_path: &Path,
-    root: &Path,
-    shared: &Path,
-    verbose: bool,
-    correct: bool,
-) -> Option<String> {
-    let cases_path = shared.join("eval/context/cases.jsonl");
+fn recorrect_with(hyps_path: &Path, paths: &Paths, verbose: bool, correct: bool) -> Option<String> {
+    let cases_path = paths.set.cases_path();
     let cases = match read_context_cases(&cases_path) {
         Ok(cases) => cases,
         Err(e) => {
@@ -490,10 +516,10 @@ fn recorrect_with(
         lines.push(serde_json::json!({ "id": case.id, "text": corrected.text }).to_string());
     }
     let correction_ms = started.elapsed().as_secs_f64() * 1e3;
-    let out_path = root.join("target/bench/recorrected-hyps.jsonl");
+    let out_path = paths.root.join("target/bench/recorrected-hyps.jsonl");
     let _ = std::fs::write(&out_path, lines.join("\n") + "\n");
     let output = Command::new("python3")
-        .arg(shared.join("eval/score.py"))
+        .arg(paths.shared.join("eval/score.py"))
         .arg("context")
         .arg(&cases_path)
         .arg(&out_path)
