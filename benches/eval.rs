@@ -133,10 +133,8 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let shared = std::env::var_os("CTXSCRIBE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared"));
+    let root = ctxscribe_test_support::repo_root();
+    let shared = ctxscribe_test_support::shared_dir();
     let set = ContextSet::from_env(&shared);
     let paths = &Paths {
         root: root.clone(),
@@ -286,7 +284,9 @@ fn read_context_cases(path: &Path) -> Result<Vec<ContextCase>, String> {
         let value: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
         let field = |name: &str| value.get(name).map(ToString::to_string).unwrap_or_default();
         let id = value["id"].as_str().unwrap_or_default().to_owned();
-        let messages = parse_messages(&field("messages")).map_err(|e| format!("{id}: {e}"))?;
+        let messages = parse_messages(&field("messages"))
+            .map_err(|e| format!("{id}: {e}"))?
+            .into_vec();
         let languages = parse_languages(&field("languages")).map_err(|e| format!("{id}: {e}"))?;
         let terms: Vec<String> = value
             .get("dictionary")
@@ -541,17 +541,14 @@ fn recorrect_with(hyps_path: &Path, paths: &Paths, verbose: bool, correct: bool)
 }
 
 fn bench_real(transcriber: &ContextTranscriber, root: &Path, shared: &Path, runs: usize) {
-    let clips_dir = root.join("target/fixtures/real");
-    let status = Command::new("bash")
-        .arg(root.join("scripts/prepare-eval.sh"))
-        .arg(&clips_dir)
-        .status();
-    if !status.is_ok_and(|s| s.success()) {
-        eprintln!("eval: scripts/prepare-eval.sh failed");
-        std::process::exit(1);
-    }
-    let manifest_path = shared.join("eval/real/manifest.tsv");
-    let manifest = std::fs::read_to_string(&manifest_path).unwrap_or_default();
+    let clips = match ctxscribe_test_support::real_clips() {
+        Ok(clips) => clips,
+        Err(e) => {
+            eprintln!("eval: {e}");
+            std::process::exit(1);
+        }
+    };
+    let manifest_path = ctxscribe_test_support::real_manifest_path();
     let out_dir = root.join("target/bench");
     let _ = std::fs::create_dir_all(&out_dir);
     let hyps_path = out_dir.join("real-hyps.jsonl");
@@ -570,7 +567,10 @@ fn bench_real(transcriber: &ContextTranscriber, root: &Path, shared: &Path, runs
     };
 
     // jfk: median latency over several runs (model loaded, one warm-up run first).
-    let jfk = clips_dir.join("en_whisper_jfk.wav");
+    let jfk = clips
+        .iter()
+        .find(|c| c.id == "en_whisper_jfk")
+        .map_or_else(PathBuf::new, |c| c.path.clone());
     let _ = transcribe(&jfk);
     let mut latencies: Vec<Duration> = (0..runs.max(1)).map(|_| transcribe(&jfk).1).collect();
     latencies.sort();
@@ -589,10 +589,9 @@ fn bench_real(transcriber: &ContextTranscriber, root: &Path, shared: &Path, runs
         "clip", "lang", "audio_s", "latency", "rtf"
     );
     let (mut total_audio, mut total_time) = (0.0, 0.0);
-    for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
-        let cols: Vec<&str> = line.split('\t').collect();
-        let (id, duration) = (cols[0], cols[3].parse::<f64>().unwrap_or(0.0));
-        let (result, elapsed) = transcribe(&clips_dir.join(format!("{id}.wav")));
+    for clip in &clips {
+        let (id, duration) = (&clip.id, clip.duration_secs);
+        let (result, elapsed) = transcribe(&clip.path);
         let (text, language) = match result {
             Ok(t) => (t.text, t.language.map_or("-", |l| l.code()).to_owned()),
             Err(e) => (String::new(), format!("ERR {}", e.code())),

@@ -148,7 +148,7 @@ impl Set {
 }
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = ctxscribe_test_support::repo_root();
     let options = match parse_options(&root) {
         Ok(options) => options,
         Err(message) => {
@@ -156,9 +156,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let shared = std::env::var_os("CTXSCRIBE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared"));
+    let shared = ctxscribe_test_support::shared_dir();
     if let Err(message) = run(&root, &shared, &options) {
         eprintln!("speed: {message}");
         std::process::exit(1);
@@ -181,7 +179,7 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
 
-    let real = load_real_clips(root, shared)?;
+    let real = load_real_clips()?;
     let english: Vec<(String, Vec<f32>, String)> = real
         .iter()
         .filter(|clip| clip.reference_language == "en")
@@ -668,29 +666,14 @@ impl Drop for FasterWhisper {
 
 /// Every clip of ../shared/eval/real with its reference and language, in manifest
 /// order, both engines detecting the language.
-fn load_real_clips(root: &Path, shared: &Path) -> Result<Vec<Clip>, String> {
-    let clips_dir = root.join("target/fixtures/real");
-    let status = Command::new("bash")
-        .arg(root.join("scripts/prepare-eval.sh"))
-        .arg(&clips_dir)
-        .status();
-    if !status.is_ok_and(|s| s.success()) {
-        return Err("scripts/prepare-eval.sh failed".into());
-    }
-    let manifest = std::fs::read_to_string(shared.join("eval/real/manifest.tsv"))
-        .map_err(|e| format!("cannot read the eval manifest: {e}"))?;
+fn load_real_clips() -> Result<Vec<Clip>, String> {
     let mut clips = Vec::new();
-    for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
-        let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() < 5 {
-            continue;
-        }
-        let bytes = std::fs::read(clips_dir.join(format!("{}.wav", cols[0])))
-            .map_err(|e| format!("{}: {e}", cols[0]))?;
+    for real in ctxscribe_test_support::real_clips()? {
+        let bytes = std::fs::read(&real.path).map_err(|e| format!("{}: {e}", real.id))?;
         let pcm = decode_to_16k_mono(&bytes, &AudioLimits::default())
-            .map_err(|e| format!("{}: {e}", cols[0]))?;
-        let mut clip = plain_clip(cols[0].to_owned(), pcm.samples, cols[4].to_owned());
-        cols[2].clone_into(&mut clip.reference_language);
+            .map_err(|e| format!("{}: {e}", real.id))?;
+        let mut clip = plain_clip(real.id, pcm.samples, real.reference);
+        clip.reference_language = real.language;
         clips.push(clip);
     }
     Ok(clips)
@@ -795,7 +778,9 @@ fn context_set(dir: &Path, name: &str, runs: usize) -> Result<Set, String> {
         let pcm = decode_to_16k_mono(&bytes, &AudioLimits::default())
             .map_err(|e| format!("{id}: {e}"))?;
         let messages = match case.get("messages") {
-            Some(messages) => parse_messages(&messages.to_string()).map_err(|e| e.to_string())?,
+            Some(messages) => parse_messages(&messages.to_string())
+                .map_err(|e| e.to_string())?
+                .into_vec(),
             None => Vec::new(),
         };
         let terms: Vec<String> = case["dictionary"]
