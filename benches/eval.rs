@@ -167,84 +167,92 @@ fn main() {
             let summary = bench_context(&load(options.layers), options.layers, paths, true);
             println!("{}", summary.unwrap_or_default());
         }
-        "context-ablation" => {
-            // With the prompt off, correction is a pure function of the decoded text: the
-            // unprompted decoding is scored without and with it. With the prompt on, the
-            // second pass is chosen with the correction layer, so both are decoded.
-            let none = ContextLayers::NONE;
-            let prompt = ContextLayers {
-                prompt: true,
-                ..none
-            };
-            let prompt_correction = ContextLayers {
-                correction: true,
-                ..prompt
-            };
-            let biasing = ContextLayers {
-                biasing: true,
-                ..none
-            };
-            let biasing_correction = ContextLayers {
-                correction: true,
-                ..biasing
-            };
-            let mut rows = Vec::new();
-            let none_hyps = paths.set.hyps_path(&root, none);
-            if options.reuse_baseline && none_hyps.is_file() {
-                let raw = recorrect_with(&none_hyps, paths, false, false);
-                rows.push(format!(
-                    "{:<22} {} (reused)",
-                    "none",
-                    raw.unwrap_or_default()
-                ));
-            } else {
-                let started = Instant::now();
-                let raw = bench_context(&load(none), none, paths, false);
-                let secs = started.elapsed().as_secs_f64();
-                rows.push(format!(
-                    "{:<22} {} ({secs:.0} s)",
-                    "none",
-                    raw.unwrap_or_default()
-                ));
-            }
-            let corrected = recorrect(&none_hyps, paths, false);
-            rows.push(format!(
-                "{:<22} {}",
-                "correction",
-                corrected.unwrap_or_default()
-            ));
-            println!("{}\n{}", rows[0], rows[1]);
-            for layers in [
-                prompt,
-                biasing,
-                prompt_correction,
-                biasing_correction,
-                ContextLayers::DEFAULT,
-                ContextLayers::ALL,
-            ] {
-                let started = Instant::now();
-                let summary = bench_context(&load(layers), layers, paths, false);
-                let secs = started.elapsed().as_secs_f64();
-                let row = format!(
-                    "{:<22} {} ({secs:.0} s)",
-                    layers_name(layers),
-                    summary.unwrap_or_default()
-                );
-                println!("{row}");
-                rows.push(row);
-            }
-            let decoding = options
-                .beam
-                .map_or("greedy".to_owned(), |b| format!("beam {b}"));
-            println!("\nablation ({decoding}):");
-            for row in rows {
-                println!("{row}");
-            }
-        }
+        "context-ablation" => context_ablation(&options, paths, &load),
         other => {
             eprintln!("eval: unknown mode {other} (expected: real, context, context-ablation)");
             std::process::exit(2);
         }
+    }
+}
+
+/// `context-ablation`: the context set decoded with each layer combination; prints one
+/// row per combination.
+fn context_ablation(
+    options: &Options,
+    paths: &Paths,
+    load: &dyn Fn(ContextLayers) -> ContextTranscriber,
+) {
+    // With the prompt off, correction is a pure function of the decoded text: the
+    // unprompted decoding is scored without and with it. With the prompt on, the
+    // second pass is chosen with the correction layer, so both are decoded.
+    let none = ContextLayers::NONE;
+    let prompt = ContextLayers {
+        prompt: true,
+        ..none
+    };
+    let prompt_correction = ContextLayers {
+        correction: true,
+        ..prompt
+    };
+    let biasing = ContextLayers {
+        biasing: true,
+        ..none
+    };
+    let biasing_correction = ContextLayers {
+        correction: true,
+        ..biasing
+    };
+    let mut rows = Vec::new();
+    let none_hyps = paths.set.hyps_path(&paths.root, none);
+    if options.reuse_baseline && none_hyps.is_file() {
+        let raw = recorrect_with(&none_hyps, paths, false, false);
+        rows.push(format!(
+            "{:<22} {} (reused)",
+            "none",
+            raw.unwrap_or_default()
+        ));
+    } else {
+        let started = Instant::now();
+        let raw = bench_context(&load(none), none, paths, false);
+        let secs = started.elapsed().as_secs_f64();
+        rows.push(format!(
+            "{:<22} {} ({secs:.0} s)",
+            "none",
+            raw.unwrap_or_default()
+        ));
+    }
+    let corrected = recorrect(&none_hyps, paths, false);
+    rows.push(format!(
+        "{:<22} {}",
+        "correction",
+        corrected.unwrap_or_default()
+    ));
+    println!("{}\n{}", rows[0], rows[1]);
+    for layers in [
+        prompt,
+        biasing,
+        prompt_correction,
+        biasing_correction,
+        ContextLayers::DEFAULT,
+        ContextLayers::ALL,
+    ] {
+        let started = Instant::now();
+        let summary = bench_context(&load(layers), layers, paths, false);
+        let secs = started.elapsed().as_secs_f64();
+        let row = format!(
+            "{:<22} {} ({secs:.0} s)",
+            layers_name(layers),
+            summary.unwrap_or_default()
+        );
+        println!("{row}");
+        rows.push(row);
+    }
+    let decoding = options
+        .beam
+        .map_or("greedy".to_owned(), |b| format!("beam {b}"));
+    println!("\nablation ({decoding}):");
+    for row in rows {
+        println!("{row}");
     }
 }
 
@@ -378,48 +386,7 @@ fn bench_context(
     if let Some(out_dir) = hyps_path.parent() {
         let _ = std::fs::create_dir_all(out_dir);
     }
-    let mut hyps = Vec::new();
-    let (mut total_time, mut slowest) = (0.0f64, 0.0f64);
-    let mut times: Vec<f64> = Vec::new();
-    // `CTXSCRIBE_EVAL_ONLY=d05,d18` runs only those cases (to look at them closely).
-    let only: Option<Vec<String>> = std::env::var("CTXSCRIBE_EVAL_ONLY")
-        .ok()
-        .map(|ids| ids.split(',').map(str::to_owned).collect());
-    for case in cases {
-        if only.as_ref().is_some_and(|ids| !ids.contains(&case.id)) {
-            continue;
-        }
-        let audio_path = paths.set.dir.join(format!("audio/{}.wav", case.id));
-        let bytes = std::fs::read(&audio_path).unwrap_or_default();
-        let started = Instant::now();
-        let result = transcriber.transcribe_blocking(
-            bytes.into(),
-            case.messages,
-            case.languages,
-            case.dictionary,
-        );
-        let elapsed = started.elapsed().as_secs_f64();
-        total_time += elapsed;
-        slowest = slowest.max(elapsed);
-        times.push(elapsed);
-        let (text, language, edits) = match result {
-            Ok(t) => (t.text, t.language.map(|l| l.code()), t.edits),
-            Err(e) => {
-                eprintln!("eval: {}: {e}", case.id);
-                (String::new(), None, Vec::new())
-            }
-        };
-        hyps.push(
-            serde_json::json!({
-                "id": case.id,
-                "text": text,
-                "language": language,
-                "secs": elapsed,
-                "edits": edits,
-            })
-            .to_string(),
-        );
-    }
+    let (hyps, times) = decode_cases(transcriber, cases, &paths.set.dir);
     if let Err(e) = std::fs::write(&hyps_path, hyps.join("\n") + "\n") {
         eprintln!("eval: cannot write {}: {e}", hyps_path.display());
         return None;
@@ -448,8 +415,15 @@ fn bench_context(
         .last()
         .unwrap_or_default()
         .trim_start_matches("summary: ");
+    Some(format!("{summary} {}", timing_summary(times)))
+}
+
+/// `time/case=... p50=... p90=... max=...` of the seconds per case.
+fn timing_summary(mut times: Vec<f64>) -> String {
+    let total_time: f64 = times.iter().sum();
+    let slowest = times.iter().copied().fold(0.0, f64::max);
     #[allow(clippy::cast_precision_loss)]
-    let mean = total_time / hyps.len().max(1) as f64;
+    let mean = total_time / times.len().max(1) as f64;
     times.sort_by(f64::total_cmp);
     let quantile = |q: f64| {
         // Nearest rank: a small positive index.
@@ -457,11 +431,60 @@ fn bench_context(
         let rank = ((q * times.len() as f64).ceil() as usize).clamp(1, times.len().max(1));
         times.get(rank - 1).copied().unwrap_or(0.0)
     };
-    Some(format!(
-        "{summary} time/case={mean:.2}s p50={:.2}s p90={:.2}s max={slowest:.2}s",
+    format!(
+        "time/case={mean:.2}s p50={:.2}s p90={:.2}s max={slowest:.2}s",
         quantile(0.5),
         quantile(0.9)
-    ))
+    )
+}
+
+/// Transcribes `cases` (their audio in `set_dir`); gives one JSON line per case and the
+/// seconds each took. `CTXSCRIBE_EVAL_ONLY=d05,d18` runs only those cases (to look at
+/// them closely).
+fn decode_cases(
+    transcriber: &ContextTranscriber,
+    cases: Vec<ContextCase>,
+    set_dir: &Path,
+) -> (Vec<String>, Vec<f64>) {
+    let mut hyps = Vec::new();
+    let mut times: Vec<f64> = Vec::new();
+    let only: Option<Vec<String>> = std::env::var("CTXSCRIBE_EVAL_ONLY")
+        .ok()
+        .map(|ids| ids.split(',').map(str::to_owned).collect());
+    for case in cases {
+        if only.as_ref().is_some_and(|ids| !ids.contains(&case.id)) {
+            continue;
+        }
+        let audio_path = set_dir.join(format!("audio/{}.wav", case.id));
+        let bytes = std::fs::read(&audio_path).unwrap_or_default();
+        let started = Instant::now();
+        let result = transcriber.transcribe_blocking(
+            bytes.into(),
+            case.messages,
+            case.languages,
+            case.dictionary,
+        );
+        let elapsed = started.elapsed().as_secs_f64();
+        times.push(elapsed);
+        let (text, language, edits) = match result {
+            Ok(t) => (t.text, t.language.map(|l| l.code()), t.edits),
+            Err(e) => {
+                eprintln!("eval: {}: {e}", case.id);
+                (String::new(), None, Vec::new())
+            }
+        };
+        hyps.push(
+            serde_json::json!({
+                "id": case.id,
+                "text": text,
+                "language": language,
+                "secs": elapsed,
+                "edits": edits,
+            })
+            .to_string(),
+        );
+    }
+    (hyps, times)
 }
 
 /// Applies the correction layer to the hypotheses in `hyps_path` (with the language
@@ -566,23 +589,11 @@ fn bench_real(transcriber: &ContextTranscriber, root: &Path, shared: &Path, runs
         (result, started.elapsed())
     };
 
-    // jfk: median latency over several runs (model loaded, one warm-up run first).
     let jfk = clips
         .iter()
         .find(|c| c.id == "en_whisper_jfk")
         .map_or_else(PathBuf::new, |c| c.path.clone());
-    let _ = transcribe(&jfk);
-    let mut latencies: Vec<Duration> = (0..runs.max(1)).map(|_| transcribe(&jfk).1).collect();
-    latencies.sort();
-    let median = latencies[latencies.len() / 2];
-    println!(
-        "jfk.wav (11.0 s): median latency {:.3} s over {} runs (min {:.3}, max {:.3}), RTF {:.3}",
-        median.as_secs_f64(),
-        latencies.len(),
-        latencies[0].as_secs_f64(),
-        latencies[latencies.len() - 1].as_secs_f64(),
-        median.as_secs_f64() / 11.0
-    );
+    print_jfk_latency(&transcribe, &jfk, runs);
 
     println!(
         "{:<34} {:>4} {:>7} {:>8} {:>6}",
@@ -630,4 +641,21 @@ fn bench_real(transcriber: &ContextTranscriber, root: &Path, shared: &Path, runs
         }
         Err(e) => eprintln!("eval: cannot run score.py: {e}"),
     }
+}
+
+/// jfk: median latency over `runs` runs of `transcribe` (model loaded, one warm-up run
+/// first).
+fn print_jfk_latency<R>(transcribe: &impl Fn(&Path) -> (R, Duration), jfk: &Path, runs: usize) {
+    let _ = transcribe(jfk);
+    let mut latencies: Vec<Duration> = (0..runs.max(1)).map(|_| transcribe(jfk).1).collect();
+    latencies.sort();
+    let median = latencies[latencies.len() / 2];
+    println!(
+        "jfk.wav (11.0 s): median latency {:.3} s over {} runs (min {:.3}, max {:.3}), RTF {:.3}",
+        median.as_secs_f64(),
+        latencies.len(),
+        latencies[0].as_secs_f64(),
+        latencies[latencies.len() - 1].as_secs_f64(),
+        median.as_secs_f64() / 11.0
+    );
 }

@@ -194,37 +194,7 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
     if english.is_empty() {
         return Err("no English clips in the eval manifest".into());
     }
-    let mut real = Some(real);
-    let mut sets = Vec::new();
-    for name in &options.sets {
-        let set = match name.as_str() {
-            "3s" => joined_set(name, &english, 3.0, 10, options.runs),
-            "5s" => joined_set(name, &english, 5.0, 10, options.runs),
-            "10s" => joined_set(name, &english, 10.0, 10, options.runs),
-            "15s" => joined_set(name, &english, 15.0, 10, options.runs),
-            "60s" => long_set(name, &english, 60.0, options.runs.min(3)),
-            "5min" => long_set(name, &english, 300.0, options.runs.min(2)),
-            "context" => context_set(&shared.join("eval/context"), name, options.runs.min(2))?,
-            "ctx-tuning" | "ctx-validation" => {
-                // benches/ctxset/synthesize.sh writes them (make bench runs it).
-                let half = name.trim_start_matches("ctx-");
-                let dir = root.join("target/ctxset").join(half);
-                if !dir.join("cases.jsonl").is_file() {
-                    println!("speed: skipping {name}: run benches/ctxset/synthesize.sh first");
-                    continue;
-                }
-                context_set(&dir, name, 1)?
-            }
-            "real" => Set {
-                name: name.clone(),
-                clips: real.take().unwrap_or_default(),
-                runs: 1,
-                cases: None,
-            },
-            other => return Err(format!("unknown set {other}")),
-        };
-        sets.push(set);
-    }
+    let sets = build_sets(root, shared, options, real, &english)?;
 
     let mut fw = if options.fw {
         let started = Instant::now();
@@ -259,26 +229,7 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
         rows.push(row);
     }
 
-    println!();
-    println!(
-        "summary ({} threads each; latency = median over clips x runs; load average now {})",
-        options.threads,
-        load_average()
-    );
-    print_row_header();
-    for row in &rows {
-        print_row(row);
-    }
-    println!(
-        "peak RSS: ctxscribe bench process {:.0} MB (includes the test audio)",
-        peak_rss_mb()
-    );
-    if let Some(fw) = fw.as_mut() {
-        println!(
-            "peak RSS: faster-whisper driver {:.0} MB",
-            fw.peak_rss_mb()?
-        );
-    }
+    print_summary(options, &rows, fw.as_mut())?;
 
     if let Some(five) = sets.iter().find(|s| s.name == "5s") {
         bench_second_decode(options, &five.clips)?;
@@ -291,6 +242,78 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
             .find(|s| s.name == "5s")
             .map_or_else(|| joined_set("5s", &english, 5.0, 5, 1), |s| s.copy());
         bench_concurrency(&transcriber, &five.clips);
+    }
+    Ok(())
+}
+
+/// The sets of `options.sets`, from the `real` clips (`english`: the English ones, id,
+/// samples and reference) and the context sets.
+fn build_sets(
+    root: &Path,
+    shared: &Path,
+    options: &Options,
+    real: Vec<Clip>,
+    english: &[(String, Vec<f32>, String)],
+) -> Result<Vec<Set>, String> {
+    let mut real = Some(real);
+    let mut sets = Vec::new();
+    for name in &options.sets {
+        let set = match name.as_str() {
+            "3s" => joined_set(name, english, 3.0, 10, options.runs),
+            "5s" => joined_set(name, english, 5.0, 10, options.runs),
+            "10s" => joined_set(name, english, 10.0, 10, options.runs),
+            "15s" => joined_set(name, english, 15.0, 10, options.runs),
+            "60s" => long_set(name, english, 60.0, options.runs.min(3)),
+            "5min" => long_set(name, english, 300.0, options.runs.min(2)),
+            "context" => context_set(&shared.join("eval/context"), name, options.runs.min(2))?,
+            "ctx-tuning" | "ctx-validation" => {
+                // benches/ctxset/synthesize.sh writes them (make bench runs it).
+                let half = name.trim_start_matches("ctx-");
+                let dir = root.join("target/ctxset").join(half);
+                if !dir.join("cases.jsonl").is_file() {
+                    println!("speed: skipping {name}: run benches/ctxset/synthesize.sh first");
+                    continue;
+                }
+                context_set(&dir, name, 1)?
+            }
+            "real" => Set {
+                name: name.clone(),
+                clips: real.take().unwrap_or_default(),
+                runs: 1,
+                cases: None,
+            },
+            other => return Err(format!("unknown set {other}")),
+        };
+        sets.push(set);
+    }
+    Ok(sets)
+}
+
+/// The summary table of every set's row, and both engines' peak memory.
+fn print_summary(
+    options: &Options,
+    rows: &[Row],
+    fw: Option<&mut FasterWhisper>,
+) -> Result<(), String> {
+    println!();
+    println!(
+        "summary ({} threads each; latency = median over clips x runs; load average now {})",
+        options.threads,
+        load_average()
+    );
+    print_row_header();
+    for row in rows {
+        print_row(row);
+    }
+    println!(
+        "peak RSS: ctxscribe bench process {:.0} MB (includes the test audio)",
+        peak_rss_mb()
+    );
+    if let Some(fw) = fw {
+        println!(
+            "peak RSS: faster-whisper driver {:.0} MB",
+            fw.peak_rss_mb()?
+        );
     }
     Ok(())
 }
