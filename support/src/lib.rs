@@ -1,5 +1,5 @@
 //! What ctxscribe's integration tests (`tests/common`) and benches (`benches/eval.rs`,
-//! `benches/speed.rs`) share: the repository's paths, ../shared, the models of
+//! `benches/speed/`) share: the repository's paths, ../shared, the models of
 //! `make setup`, and the real clips of ../shared/eval/real with their manifest.
 //!
 //! Errors are returned as text for the benches to print; the tests' wrappers panic.
