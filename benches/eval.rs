@@ -133,10 +133,14 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let shared = std::env::var_os("CTXSCRIBE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared"));
+    let root = ctxscribe_test_support::repo_root();
+    let shared = ctxscribe_test_support::shared_dir();
+    let set = ContextSet::from_env(&shared);
+    let paths = &Paths {
+        root: root.clone(),
+        shared: shared.clone(),
+        set,
+    };
     let base_builder = {
         let mut builder = ContextTranscriber::builder();
         if let Some(model) = &options.model {
@@ -152,7 +156,7 @@ fn main() {
     };
     let load = |layers: ContextLayers| load_transcriber(base_builder.clone(), layers);
     if let Some(hyps) = options.mode.strip_prefix("recorrect=") {
-        if let Some(summary) = recorrect(Path::new(hyps), &root, &shared, true) {
+        if let Some(summary) = recorrect(Path::new(hyps), paths, true) {
             println!("{summary}");
         }
         return;
@@ -160,88 +164,95 @@ fn main() {
     match options.mode.as_str() {
         "real" => bench_real(&load(options.layers), &root, &shared, options.runs),
         "context" => {
-            let summary =
-                bench_context(&load(options.layers), options.layers, &root, &shared, true);
+            let summary = bench_context(&load(options.layers), options.layers, paths, true);
             println!("{}", summary.unwrap_or_default());
         }
-        "context-ablation" => {
-            // With the prompt off, correction is a pure function of the decoded text: the
-            // unprompted decoding is scored without and with it. With the prompt on, the
-            // second pass is chosen with the correction layer, so both are decoded.
-            let none = ContextLayers::NONE;
-            let prompt = ContextLayers {
-                prompt: true,
-                ..none
-            };
-            let prompt_correction = ContextLayers {
-                correction: true,
-                ..prompt
-            };
-            let biasing = ContextLayers {
-                biasing: true,
-                ..none
-            };
-            let biasing_correction = ContextLayers {
-                correction: true,
-                ..biasing
-            };
-            let mut rows = Vec::new();
-            let none_hyps = context_hyps_path(&root, &shared, none);
-            if options.reuse_baseline && none_hyps.is_file() {
-                let raw = recorrect_with(&none_hyps, &root, &shared, false, false);
-                rows.push(format!(
-                    "{:<22} {} (reused)",
-                    "none",
-                    raw.unwrap_or_default()
-                ));
-            } else {
-                let started = Instant::now();
-                let raw = bench_context(&load(none), none, &root, &shared, false);
-                let secs = started.elapsed().as_secs_f64();
-                rows.push(format!(
-                    "{:<22} {} ({secs:.0} s)",
-                    "none",
-                    raw.unwrap_or_default()
-                ));
-            }
-            let corrected = recorrect(&none_hyps, &root, &shared, false);
-            rows.push(format!(
-                "{:<22} {}",
-                "correction",
-                corrected.unwrap_or_default()
-            ));
-            println!("{}\n{}", rows[0], rows[1]);
-            for layers in [
-                prompt,
-                biasing,
-                prompt_correction,
-                biasing_correction,
-                ContextLayers::DEFAULT,
-                ContextLayers::ALL,
-            ] {
-                let started = Instant::now();
-                let summary = bench_context(&load(layers), layers, &root, &shared, false);
-                let secs = started.elapsed().as_secs_f64();
-                let row = format!(
-                    "{:<22} {} ({secs:.0} s)",
-                    layers_name(layers),
-                    summary.unwrap_or_default()
-                );
-                println!("{row}");
-                rows.push(row);
-            }
-            let decoding = options
-                .beam
-                .map_or("greedy".to_owned(), |b| format!("beam {b}"));
-            println!("\nablation ({decoding}):");
-            for row in rows {
-                println!("{row}");
-            }
-        }
+        "context-ablation" => context_ablation(&options, paths, &load),
         other => {
             eprintln!("eval: unknown mode {other} (expected: real, context, context-ablation)");
             std::process::exit(2);
         }
+    }
+}
+
+/// `context-ablation`: the context set decoded with each layer combination; prints one
+/// row per combination.
+fn context_ablation(
+    options: &Options,
+    paths: &Paths,
+    load: &dyn Fn(ContextLayers) -> ContextTranscriber,
+) {
+    // With the prompt off, correction is a pure function of the decoded text: the
+    // unprompted decoding is scored without and with it. With the prompt on, the
+    // second pass is chosen with the correction layer, so both are decoded.
+    let none = ContextLayers::NONE;
+    let prompt = ContextLayers {
+        prompt: true,
+        ..none
+    };
+    let prompt_correction = ContextLayers {
+        correction: true,
+        ..prompt
+    };
+    let biasing = ContextLayers {
+        biasing: true,
+        ..none
+    };
+    let biasing_correction = ContextLayers {
+        correction: true,
+        ..biasing
+    };
+    let mut rows = Vec::new();
+    let none_hyps = paths.set.hyps_path(&paths.root, none);
+    if options.reuse_baseline && none_hyps.is_file() {
+        let raw = recorrect_with(&none_hyps, paths, false, false);
+        rows.push(format!(
+            "{:<22} {} (reused)",
+            "none",
+            raw.unwrap_or_default()
+        ));
+    } else {
+        let started = Instant::now();
+        let raw = bench_context(&load(none), none, paths, false);
+        let secs = started.elapsed().as_secs_f64();
+        rows.push(format!(
+            "{:<22} {} ({secs:.0} s)",
+            "none",
+            raw.unwrap_or_default()
+        ));
+    }
+    let corrected = recorrect(&none_hyps, paths, false);
+    rows.push(format!(
+        "{:<22} {}",
+        "correction",
+        corrected.unwrap_or_default()
+    ));
+    println!("{}\n{}", rows[0], rows[1]);
+    for layers in [
+        prompt,
+        biasing,
+        prompt_correction,
+        biasing_correction,
+        ContextLayers::DEFAULT,
+        ContextLayers::ALL,
+    ] {
+        let started = Instant::now();
+        let summary = bench_context(&load(layers), layers, paths, false);
+        let secs = started.elapsed().as_secs_f64();
+        let row = format!(
+            "{:<22} {} ({secs:.0} s)",
+            layers_name(layers),
+            summary.unwrap_or_default()
+        );
+        println!("{row}");
+        rows.push(row);
+    }
+    let decoding = options
+        .beam
+        .map_or("greedy".to_owned(), |b| format!("beam {b}"));
+    println!("\nablation ({decoding}):");
+    for row in rows {
+        println!("{row}");
     }
 }
 
@@ -281,7 +292,9 @@ fn read_context_cases(path: &Path) -> Result<Vec<ContextCase>, String> {
         let value: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
         let field = |name: &str| value.get(name).map(ToString::to_string).unwrap_or_default();
         let id = value["id"].as_str().unwrap_or_default().to_owned();
-        let messages = parse_messages(&field("messages")).map_err(|e| format!("{id}: {e}"))?;
+        let messages = parse_messages(&field("messages"))
+            .map_err(|e| format!("{id}: {e}"))?
+            .into_vec();
         let languages = parse_languages(&field("languages")).map_err(|e| format!("{id}: {e}"))?;
         let terms: Vec<String> = value
             .get("dictionary")
@@ -304,38 +317,64 @@ fn read_context_cases(path: &Path) -> Result<Vec<ContextCase>, String> {
     Ok(cases)
 }
 
-/// The context set: ../shared/eval/context, or `CTXSCRIBE_EVAL_CONTEXT_DIR` (another set
-/// laid out the same way: benches/ctxset, benches/heldout, benches/realctx write some).
-fn context_set_dir(shared: &Path) -> PathBuf {
-    std::env::var_os("CTXSCRIBE_EVAL_CONTEXT_DIR")
-        .map_or_else(|| shared.join("eval/context"), PathBuf::from)
+/// Where the bench reads and writes.
+struct Paths {
+    /// The repository.
+    root: PathBuf,
+    /// ../shared (or `CTXSCRIBE_SHARED`).
+    shared: PathBuf,
+    set: ContextSet,
 }
 
-/// target/bench/context-[SET-]LAYERS-hyps.jsonl: another set's hypotheses are kept apart.
-fn context_hyps_path(root: &Path, shared: &Path, layers: ContextLayers) -> PathBuf {
-    let set = std::env::var_os("CTXSCRIBE_EVAL_CONTEXT_DIR")
-        .and_then(|_| {
-            context_set_dir(shared)
-                .file_name()
-                .map(|n| format!("{}-", n.to_string_lossy()))
-        })
-        .unwrap_or_default();
-    root.join(format!(
-        "target/bench/context-{set}{}-hyps.jsonl",
-        layers_name(layers)
-    ))
+/// The context set: ../shared/eval/context, or `CTXSCRIBE_EVAL_CONTEXT_DIR` (another set
+/// laid out the same way: benches/ctxset, benches/heldout, benches/realctx write some).
+struct ContextSet {
+    dir: PathBuf,
+    /// `NAME-` for another set than ../shared/eval/context, so that its hypotheses are
+    /// kept apart; empty for that one.
+    hyps_prefix: String,
+}
+
+impl ContextSet {
+    fn from_env(shared: &Path) -> ContextSet {
+        match std::env::var_os("CTXSCRIBE_EVAL_CONTEXT_DIR") {
+            Some(dir) => {
+                let dir = PathBuf::from(dir);
+                let hyps_prefix = dir
+                    .file_name()
+                    .map(|n| format!("{}-", n.to_string_lossy()))
+                    .unwrap_or_default();
+                ContextSet { dir, hyps_prefix }
+            }
+            None => ContextSet {
+                dir: shared.join("eval/context"),
+                hyps_prefix: String::new(),
+            },
+        }
+    }
+
+    fn cases_path(&self) -> PathBuf {
+        self.dir.join("cases.jsonl")
+    }
+
+    /// target/bench/context-[SET-]LAYERS-hyps.jsonl.
+    fn hyps_path(&self, root: &Path, layers: ContextLayers) -> PathBuf {
+        root.join(format!(
+            "target/bench/context-{}{}-hyps.jsonl",
+            self.hyps_prefix,
+            layers_name(layers)
+        ))
+    }
 }
 
 /// Runs the context dev set through `transcriber`; returns score.py's summary line.
 fn bench_context(
     transcriber: &ContextTranscriber,
     layers: ContextLayers,
-    root: &Path,
-    shared: &Path,
+    paths: &Paths,
     verbose: bool,
 ) -> Option<String> {
-    let dir = context_set_dir(shared);
-    let cases_path = dir.join("cases.jsonl");
+    let cases_path = paths.set.cases_path();
     let cases = match read_context_cases(&cases_path) {
         Ok(cases) => cases,
         Err(e) => {
@@ -343,58 +382,17 @@ fn bench_context(
             return None;
         }
     };
-    let hyps_path = context_hyps_path(root, shared, layers);
+    let hyps_path = paths.set.hyps_path(&paths.root, layers);
     if let Some(out_dir) = hyps_path.parent() {
         let _ = std::fs::create_dir_all(out_dir);
     }
-    let mut hyps = Vec::new();
-    let (mut total_time, mut slowest) = (0.0f64, 0.0f64);
-    let mut times: Vec<f64> = Vec::new();
-    // `CTXSCRIBE_EVAL_ONLY=d05,d18` runs only those cases (to look at them closely).
-    let only: Option<Vec<String>> = std::env::var("CTXSCRIBE_EVAL_ONLY")
-        .ok()
-        .map(|ids| ids.split(',').map(str::to_owned).collect());
-    for case in cases {
-        if only.as_ref().is_some_and(|ids| !ids.contains(&case.id)) {
-            continue;
-        }
-        let audio_path = dir.join(format!("audio/{}.wav", case.id));
-        let bytes = std::fs::read(&audio_path).unwrap_or_default();
-        let started = Instant::now();
-        let result = transcriber.transcribe_blocking(
-            bytes.into(),
-            case.messages,
-            case.languages,
-            case.dictionary,
-        );
-        let elapsed = started.elapsed().as_secs_f64();
-        total_time += elapsed;
-        slowest = slowest.max(elapsed);
-        times.push(elapsed);
-        let (text, language, edits) = match result {
-            Ok(t) => (t.text, t.language.map(|l| l.code()), t.edits),
-            Err(e) => {
-                eprintln!("eval: {}: {e}", case.id);
-                (String::new(), None, Vec::new())
-            }
-        };
-        hyps.push(
-            serde_json::json!({
-                "id": case.id,
-                "text": text,
-                "language": language,
-                "secs": elapsed,
-                "edits": edits,
-            })
-            .to_string(),
-        );
-    }
+    let (hyps, times) = decode_cases(transcriber, cases, &paths.set.dir);
     if let Err(e) = std::fs::write(&hyps_path, hyps.join("\n") + "\n") {
         eprintln!("eval: cannot write {}: {e}", hyps_path.display());
         return None;
     }
     let output = Command::new("python3")
-        .arg(shared.join("eval/score.py"))
+        .arg(paths.shared.join("eval/score.py"))
         .arg("context")
         .arg(&cases_path)
         .arg(&hyps_path)
@@ -417,8 +415,15 @@ fn bench_context(
         .last()
         .unwrap_or_default()
         .trim_start_matches("summary: ");
+    Some(format!("{summary} {}", timing_summary(times)))
+}
+
+/// `time/case=... p50=... p90=... max=...` of the seconds per case.
+fn timing_summary(mut times: Vec<f64>) -> String {
+    let total_time: f64 = times.iter().sum();
+    let slowest = times.iter().copied().fold(0.0, f64::max);
     #[allow(clippy::cast_precision_loss)]
-    let mean = total_time / hyps.len().max(1) as f64;
+    let mean = total_time / times.len().max(1) as f64;
     times.sort_by(f64::total_cmp);
     let quantile = |q: f64| {
         // Nearest rank: a small positive index.
@@ -426,28 +431,72 @@ fn bench_context(
         let rank = ((q * times.len() as f64).ceil() as usize).clamp(1, times.len().max(1));
         times.get(rank - 1).copied().unwrap_or(0.0)
     };
-    Some(format!(
-        "{summary} time/case={mean:.2}s p50={:.2}s p90={:.2}s max={slowest:.2}s",
+    format!(
+        "time/case={mean:.2}s p50={:.2}s p90={:.2}s max={slowest:.2}s",
         quantile(0.5),
         quantile(0.9)
-    ))
+    )
+}
+
+/// Transcribes `cases` (their audio in `set_dir`); gives one JSON line per case and the
+/// seconds each took. `CTXSCRIBE_EVAL_ONLY=d05,d18` runs only those cases (to look at
+/// them closely).
+fn decode_cases(
+    transcriber: &ContextTranscriber,
+    cases: Vec<ContextCase>,
+    set_dir: &Path,
+) -> (Vec<String>, Vec<f64>) {
+    let mut hyps = Vec::new();
+    let mut times: Vec<f64> = Vec::new();
+    let only: Option<Vec<String>> = std::env::var("CTXSCRIBE_EVAL_ONLY")
+        .ok()
+        .map(|ids| ids.split(',').map(str::to_owned).collect());
+    for case in cases {
+        if only.as_ref().is_some_and(|ids| !ids.contains(&case.id)) {
+            continue;
+        }
+        let audio_path = set_dir.join(format!("audio/{}.wav", case.id));
+        let bytes = std::fs::read(&audio_path).unwrap_or_default();
+        let started = Instant::now();
+        let result = transcriber.transcribe_blocking(
+            bytes.into(),
+            case.messages,
+            case.languages,
+            case.dictionary,
+        );
+        let elapsed = started.elapsed().as_secs_f64();
+        times.push(elapsed);
+        let (text, language, edits) = match result {
+            Ok(t) => (t.text, t.language.map(|l| l.code()), t.edits),
+            Err(e) => {
+                eprintln!("eval: {}: {e}", case.id);
+                (String::new(), None, Vec::new())
+            }
+        };
+        hyps.push(
+            serde_json::json!({
+                "id": case.id,
+                "text": text,
+                "language": language,
+                "secs": elapsed,
+                "edits": edits,
+            })
+            .to_string(),
+        );
+    }
+    (hyps, times)
 }
 
 /// Applies the correction layer to the hypotheses in `hyps_path` (with the language
-/// each was decoded in) and scores them; returns score.py's summary and the time taken.
-fn recorrect(hyps_path: &Path, root: &Path, shared: &Path, verbose: bool) -> Option<String> {
-    recorrect_with(hyps_path, root, shared, verbose, true)
+/// each was decoded in) and scores them against the set's cases; returns score.py's
+/// summary and the time taken.
+fn recorrect(hyps_path: &Path, paths: &Paths, verbose: bool) -> Option<String> {
+    recorrect_with(hyps_path, paths, verbose, true)
 }
 
 /// [`recorrect`], or with `correct` false only the scoring of the hypotheses as they are.
-fn recorrect_with(
-    hyps_path: &Path,
-    root: &Path,
-    shared: &Path,
-    verbose: bool,
-    correct: bool,
-) -> Option<String> {
-    let cases_path = shared.join("eval/context/cases.jsonl");
+fn recorrect_with(hyps_path: &Path, paths: &Paths, verbose: bool, correct: bool) -> Option<String> {
+    let cases_path = paths.set.cases_path();
     let cases = match read_context_cases(&cases_path) {
         Ok(cases) => cases,
         Err(e) => {
@@ -490,10 +539,10 @@ fn recorrect_with(
         lines.push(serde_json::json!({ "id": case.id, "text": corrected.text }).to_string());
     }
     let correction_ms = started.elapsed().as_secs_f64() * 1e3;
-    let out_path = root.join("target/bench/recorrected-hyps.jsonl");
+    let out_path = paths.root.join("target/bench/recorrected-hyps.jsonl");
     let _ = std::fs::write(&out_path, lines.join("\n") + "\n");
     let output = Command::new("python3")
-        .arg(shared.join("eval/score.py"))
+        .arg(paths.shared.join("eval/score.py"))
         .arg("context")
         .arg(&cases_path)
         .arg(&out_path)
@@ -515,17 +564,14 @@ fn recorrect_with(
 }
 
 fn bench_real(transcriber: &ContextTranscriber, root: &Path, shared: &Path, runs: usize) {
-    let clips_dir = root.join("target/fixtures/real");
-    let status = Command::new("bash")
-        .arg(root.join("scripts/prepare-eval.sh"))
-        .arg(&clips_dir)
-        .status();
-    if !status.is_ok_and(|s| s.success()) {
-        eprintln!("eval: scripts/prepare-eval.sh failed");
-        std::process::exit(1);
-    }
-    let manifest_path = shared.join("eval/real/manifest.tsv");
-    let manifest = std::fs::read_to_string(&manifest_path).unwrap_or_default();
+    let clips = match ctxscribe_test_support::real_clips() {
+        Ok(clips) => clips,
+        Err(e) => {
+            eprintln!("eval: {e}");
+            std::process::exit(1);
+        }
+    };
+    let manifest_path = ctxscribe_test_support::real_manifest_path();
     let out_dir = root.join("target/bench");
     let _ = std::fs::create_dir_all(&out_dir);
     let hyps_path = out_dir.join("real-hyps.jsonl");
@@ -543,30 +589,20 @@ fn bench_real(transcriber: &ContextTranscriber, root: &Path, shared: &Path, runs
         (result, started.elapsed())
     };
 
-    // jfk: median latency over several runs (model loaded, one warm-up run first).
-    let jfk = clips_dir.join("en_whisper_jfk.wav");
-    let _ = transcribe(&jfk);
-    let mut latencies: Vec<Duration> = (0..runs.max(1)).map(|_| transcribe(&jfk).1).collect();
-    latencies.sort();
-    let median = latencies[latencies.len() / 2];
-    println!(
-        "jfk.wav (11.0 s): median latency {:.3} s over {} runs (min {:.3}, max {:.3}), RTF {:.3}",
-        median.as_secs_f64(),
-        latencies.len(),
-        latencies[0].as_secs_f64(),
-        latencies[latencies.len() - 1].as_secs_f64(),
-        median.as_secs_f64() / 11.0
-    );
+    let jfk = clips
+        .iter()
+        .find(|c| c.id == "en_whisper_jfk")
+        .map_or_else(PathBuf::new, |c| c.path.clone());
+    print_jfk_latency(&transcribe, &jfk, runs);
 
     println!(
         "{:<34} {:>4} {:>7} {:>8} {:>6}",
         "clip", "lang", "audio_s", "latency", "rtf"
     );
     let (mut total_audio, mut total_time) = (0.0, 0.0);
-    for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
-        let cols: Vec<&str> = line.split('\t').collect();
-        let (id, duration) = (cols[0], cols[3].parse::<f64>().unwrap_or(0.0));
-        let (result, elapsed) = transcribe(&clips_dir.join(format!("{id}.wav")));
+    for clip in &clips {
+        let (id, duration) = (&clip.id, clip.duration_secs);
+        let (result, elapsed) = transcribe(&clip.path);
         let (text, language) = match result {
             Ok(t) => (t.text, t.language.map_or("-", |l| l.code()).to_owned()),
             Err(e) => (String::new(), format!("ERR {}", e.code())),
@@ -605,4 +641,21 @@ fn bench_real(transcriber: &ContextTranscriber, root: &Path, shared: &Path, runs
         }
         Err(e) => eprintln!("eval: cannot run score.py: {e}"),
     }
+}
+
+/// jfk: median latency over `runs` runs of `transcribe` (model loaded, one warm-up run
+/// first).
+fn print_jfk_latency<R>(transcribe: &impl Fn(&Path) -> (R, Duration), jfk: &Path, runs: usize) {
+    let _ = transcribe(jfk);
+    let mut latencies: Vec<Duration> = (0..runs.max(1)).map(|_| transcribe(jfk).1).collect();
+    latencies.sort();
+    let median = latencies[latencies.len() / 2];
+    println!(
+        "jfk.wav (11.0 s): median latency {:.3} s over {} runs (min {:.3}, max {:.3}), RTF {:.3}",
+        median.as_secs_f64(),
+        latencies.len(),
+        latencies[0].as_secs_f64(),
+        latencies[latencies.len() - 1].as_secs_f64(),
+        median.as_secs_f64() / 11.0
+    );
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""faster-whisper as a persistent subprocess for benches/speed.rs (model loaded once).
+"""faster-whisper as a persistent subprocess for benches/speed/fw.rs (model loaded once).
 
 Usage: fw_driver.py CT2_MODEL_DIR THREADS [COMPUTE_TYPE (default int8)]
 Protocol on stdin/stdout, one request at a time:

@@ -260,6 +260,91 @@ fn peak_rss_mib(pid: u32) -> Option<f64> {
     Some(kib / 1024.0)
 }
 
+/// One client's requests, one at a time until `end`, the kinds of [`MIX`] in turn
+/// from the `client`-th.
+fn run_client(
+    client: usize,
+    args: &Args,
+    requests: &BTreeMap<Kind, Vec<u8>>,
+    end: Instant,
+) -> Tally {
+    let expect = args.expect_text.as_deref();
+    let mut tally = Tally::default();
+    let mut turn = client;
+    while Instant::now() < end {
+        let kind = MIX[turn % MIX.len()];
+        turn += 1;
+        let Some(request) = requests.get(&kind) else {
+            break;
+        };
+        let sent = Instant::now();
+        match send(args.addr, request) {
+            Some(reply) => {
+                let took = sent.elapsed();
+                tally.latencies.push(took);
+                let status = reply.status;
+                tally.statuses.entry((kind, status)).or_default().push(took);
+                if matches!(kind, Kind::Valid | Kind::Stream)
+                    && status == 200
+                    && expect.is_some_and(|e| reply.text.as_deref() != Some(e))
+                {
+                    tally.wrong.push(reply.text);
+                }
+                if args.backoff && status == 503 {
+                    let wait = Duration::from_secs(reply.retry_after.unwrap_or(1));
+                    std::thread::sleep(wait.min(end - Instant::now().min(end)));
+                }
+            }
+            None => *tally.lost.entry(kind).or_default() += 1,
+        }
+    }
+    tally
+}
+
+/// The clients' tallies as one.
+fn merge(tallies: Vec<Tally>) -> Tally {
+    let mut total = Tally::default();
+    for tally in tallies {
+        total.latencies.extend(tally.latencies);
+        for (key, took) in tally.statuses {
+            total.statuses.entry(key).or_default().extend(took);
+        }
+        for (key, n) in tally.lost {
+            *total.lost.entry(key).or_default() += n;
+        }
+        total.wrong.extend(tally.wrong);
+    }
+    total
+}
+
+/// The table of answers by request kind and status (and the lost ones); gives how many
+/// had a status their kind should not get.
+fn print_statuses(total: &mut Tally) -> usize {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!("\n| request kind | status | count | p50 | p99 |\n|---|---|---|---|---|");
+    let mut unexpected = 0;
+    for ((kind, status), took) in &mut total.statuses {
+        took.sort_unstable();
+        let n = took.len();
+        println!(
+            "| {kind:?} | {status} | {n} | {:.1} ms | {:.1} ms |",
+            ms(percentile(took, 0.50)),
+            ms(percentile(took, 0.99))
+        );
+        let fine = match kind {
+            Kind::Valid | Kind::Stream => matches!(status, 200 | 503),
+            _ => (400..500).contains(status) || *status == 503,
+        };
+        if !fine {
+            unexpected += n;
+        }
+    }
+    for (kind, n) in &total.lost {
+        println!("| {kind:?} | lost | {n} | | |");
+    }
+    unexpected
+}
+
 fn main() -> std::process::ExitCode {
     let args = match parse_args() {
         Ok(args) => args,
@@ -281,58 +366,14 @@ fn main() -> std::process::ExitCode {
     let tallies: Vec<Tally> = std::thread::scope(|scope| {
         let clients: Vec<_> = (0..args.concurrency)
             .map(|client| {
-                let requests = Arc::clone(&requests);
-                let addr = args.addr;
-                let backoff = args.backoff;
-                let expect = args.expect_text.as_deref();
-                scope.spawn(move || {
-                    let mut tally = Tally::default();
-                    let mut turn = client;
-                    while Instant::now() < end {
-                        let kind = MIX[turn % MIX.len()];
-                        turn += 1;
-                        let Some(request) = requests.get(&kind) else {
-                            break;
-                        };
-                        let sent = Instant::now();
-                        match send(addr, request) {
-                            Some(reply) => {
-                                let took = sent.elapsed();
-                                tally.latencies.push(took);
-                                let status = reply.status;
-                                tally.statuses.entry((kind, status)).or_default().push(took);
-                                if matches!(kind, Kind::Valid | Kind::Stream)
-                                    && status == 200
-                                    && expect.is_some_and(|e| reply.text.as_deref() != Some(e))
-                                {
-                                    tally.wrong.push(reply.text);
-                                }
-                                if backoff && status == 503 {
-                                    let wait = Duration::from_secs(reply.retry_after.unwrap_or(1));
-                                    std::thread::sleep(wait.min(end - Instant::now().min(end)));
-                                }
-                            }
-                            None => *tally.lost.entry(kind).or_default() += 1,
-                        }
-                    }
-                    tally
-                })
+                let (args, requests) = (&args, Arc::clone(&requests));
+                scope.spawn(move || run_client(client, args, &requests, end))
             })
             .collect();
         clients.into_iter().filter_map(|c| c.join().ok()).collect()
     });
     let elapsed = started.elapsed().as_secs_f64();
-    let mut total = Tally::default();
-    for tally in tallies {
-        total.latencies.extend(tally.latencies);
-        for (key, took) in tally.statuses {
-            total.statuses.entry(key).or_default().extend(took);
-        }
-        for (key, n) in tally.lost {
-            *total.lost.entry(key).or_default() += n;
-        }
-        total.wrong.extend(tally.wrong);
-    }
+    let mut total = merge(tallies);
     total.latencies.sort_unstable();
     let answered = total.latencies.len();
     let lost: usize = total.lost.values().sum();
@@ -366,27 +407,7 @@ fn main() -> std::process::ExitCode {
             None => println!("| server peak RSS | unavailable |"),
         }
     }
-    println!("\n| request kind | status | count | p50 | p99 |\n|---|---|---|---|---|");
-    let mut unexpected = 0;
-    for ((kind, status), took) in &mut total.statuses {
-        took.sort_unstable();
-        let n = took.len();
-        println!(
-            "| {kind:?} | {status} | {n} | {:.1} ms | {:.1} ms |",
-            ms(percentile(took, 0.50)),
-            ms(percentile(took, 0.99))
-        );
-        let fine = match kind {
-            Kind::Valid | Kind::Stream => matches!(status, 200 | 503),
-            _ => (400..500).contains(status) || *status == 503,
-        };
-        if !fine {
-            unexpected += n;
-        }
-    }
-    for (kind, n) in &total.lost {
-        println!("| {kind:?} | lost | {n} | | |");
-    }
+    let unexpected = print_statuses(&mut total);
     let wrong = total.wrong.len();
     if let Some(expected) = &args.expect_text {
         println!("\nvalid clips answered 200 with another text than {expected:?}: {wrong}");

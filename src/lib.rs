@@ -11,6 +11,8 @@
 //! converts and locates the weights,
 //! [`config`] holds defaults and environment variables, [`error`] the one error taxonomy.
 
+#![deny(missing_docs)]
+
 pub mod audio;
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -4,7 +4,7 @@
 //! takes as it is.
 
 use crate::audio::{AudioLimits, ProbedAudio};
-use crate::context::{self, Dictionary, Languages, Message};
+use crate::context::{self, Dictionary, Languages, Message, Messages};
 use crate::error::{Error, Result};
 
 /// Lowest PCM sample rate accepted for [`Audio::Pcm`].
@@ -130,8 +130,9 @@ impl CheckedAudio {
 ///
 /// Fields arriving as text go through the library's parsers first
 /// ([`context::parse_messages`], [`context::parse_languages`],
-/// [`context::parse_dictionary`]); [`Languages`] and [`Dictionary`] are valid by
-/// construction, the messages are checked here, once.
+/// [`context::parse_dictionary`]) or the checks of typed values
+/// ([`context::validate_messages`], ...); what they give ([`Messages`], [`Languages`],
+/// [`Dictionary`]) is valid by construction and taken as is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TranscriptionRequest {
     pub(crate) audio: CheckedAudio,
@@ -142,30 +143,28 @@ pub struct TranscriptionRequest {
 
 impl TranscriptionRequest {
     /// A request of audio already checked (e.g. first, as the server's contract orders)
-    /// and its context.
-    ///
-    /// # Errors
-    /// An `invalid_request` about `messages` over the limits
-    /// ([`context::validate_messages`]).
+    /// and its checked context: nothing is checked again.
+    #[must_use]
     pub fn new(
         audio: CheckedAudio,
-        messages: Vec<Message>,
+        messages: Messages,
         languages: Languages,
         dictionary: Dictionary,
-    ) -> Result<Self> {
-        Ok(TranscriptionRequest {
+    ) -> Self {
+        TranscriptionRequest {
             audio,
-            messages: context::validate_messages(messages)?,
+            messages: messages.into_vec(),
             languages,
             dictionary,
-        })
+        }
     }
 
     /// A request from unchecked values, in the library's order: the messages, then the
     /// audio ([`CheckedAudio::new`] with `limits`).
     ///
     /// # Errors
-    /// As for [`TranscriptionRequest::new`], then [`CheckedAudio::new`].
+    /// An `invalid_request` about `messages` over the limits
+    /// ([`context::validate_messages`]), then as for [`CheckedAudio::new`].
     pub fn check(
         audio: Audio,
         messages: Vec<Message>,
@@ -173,7 +172,7 @@ impl TranscriptionRequest {
         dictionary: Dictionary,
         limits: &AudioLimits,
     ) -> Result<Self> {
-        let messages = context::validate_messages(messages)?;
+        let messages = context::validate_messages(messages)?.into_vec();
         Ok(TranscriptionRequest {
             audio: CheckedAudio::new(audio, limits)?,
             messages,

@@ -13,15 +13,15 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::server::server_binary;
+use common::server::{Launch, Server};
 use common::*;
 use serde_json::Value;
 
@@ -44,93 +44,39 @@ fn signal(child: &Child, name: &str) {
     assert!(status.success(), "kill {name} failed");
 }
 
-/// A server process on a fixed port; its stderr (JSON log lines) is collected.
-struct Replica {
-    child: Child,
-    port: u16,
-    logs: Arc<Mutex<Vec<String>>>,
+/// A replica: the server on a fixed port with debug logs (one line per `/health`),
+/// `model_file` and `extra` arguments, not waited for.
+fn spawn_replica(port: u16, model_file: &str, extra: &[&str]) -> Server {
+    let launch = Launch {
+        port,
+        model: model_file,
+        log_level: Some("debug"),
+        args: extra,
+        ..Launch::default()
+    };
+    launch.spawn().0
 }
 
-impl Replica {
-    /// Starts the server (debug logs: one line per `/health`) with `extra` arguments,
-    /// without waiting for it.
-    fn spawn(port: u16, model_file: &str, extra: &[&str]) -> Replica {
-        let mut command = Command::new(server_binary());
-        command
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args([
-                "--log-format",
-                "json",
-                "--log-level",
-                "debug",
-                "--threads",
-                "1",
-            ])
-            .arg("--model")
-            .arg(model(model_file))
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        for (name, _) in std::env::vars() {
-            if name.starts_with("CTXSCRIBE_") {
-                command.env_remove(name);
-            }
-        }
-        let mut child = command.spawn().expect("start the server");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let logs = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&logs);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                sink.lock().expect("log lock").push(line);
-            }
-        });
-        Replica { child, port, logs }
-    }
+/// A replica with the English tiny model, once it answers `/health` with 200.
+fn start_replica(port: u16, extra: &[&str]) -> Server {
+    let replica = spawn_replica(port, "ggml-tiny.en.bin", extra);
+    replica.wait_healthy();
+    replica
+}
 
-    fn start(port: u16, extra: &[&str]) -> Replica {
-        let replica = Replica::spawn(port, "ggml-tiny.en.bin", extra);
-        replica.wait_healthy();
-        replica
-    }
-
-    fn addr(&self) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], self.port))
-    }
-
+impl Server {
     fn wait_healthy(&self) {
         for _ in 0..1200 {
-            if health(self.addr()) == Some(200) {
+            if health(self.addr) == Some(200) {
                 return;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        panic!("replica on {} never healthy: {:#?}", self.port, self.logs());
-    }
-
-    fn logs(&self) -> Vec<String> {
-        self.logs.lock().expect("log lock").clone()
-    }
-
-    /// Log entries with this message.
-    fn entries(&self, message: &str) -> Vec<Value> {
-        self.logs()
-            .iter()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|e| e["message"] == message)
-            .collect()
+        panic!("replica on {} never healthy: {:#?}", self.addr, self.logs());
     }
 
     fn wait(&mut self) -> ExitStatus {
         self.child.wait().expect("wait for the replica")
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -358,7 +304,7 @@ fn assert_right_or_busy(answers: &[Answer], expected: &str, what: &str) -> usize
 }
 
 /// Requests a replica answered with 200 (its access log lines).
-fn served(replica: &Replica) -> usize {
+fn served(replica: &Server) -> usize {
     replica
         .entries("request")
         .iter()
@@ -371,9 +317,9 @@ fn replicas_behind_nginx_lose_nothing_on_sigterm_or_sigkill() {
     let clip = real_clip("en_google_brooklyn_bridge").path;
     let request = Arc::new(transcription_request(&clip));
     let (port_a, port_b) = (free_port(), free_port());
-    let mut a = Replica::start(port_a, &[]);
-    let mut b = Replica::start(port_b, &[]);
-    let direct = exchange(a.addr(), &request).expect("a direct answer");
+    let mut a = start_replica(port_a, &[]);
+    let mut b = start_replica(port_b, &[]);
+    let direct = exchange(a.addr, &request).expect("a direct answer");
     assert_eq!(direct.0, 200, "{}", direct.1);
     let expected = text_of(&direct).expect("a text");
     assert!(!expected.trim().is_empty(), "an empty transcript");
@@ -401,7 +347,7 @@ fn replicas_behind_nginx_lose_nothing_on_sigterm_or_sigkill() {
 
     // a comes back; while its model loads, everything goes to b.
     let clients = Clients::start(nginx.addr, Arc::clone(&request));
-    a = Replica::spawn(port_a, "ggml-tiny.en.bin", &[]);
+    a = spawn_replica(port_a, "ggml-tiny.en.bin", &[]);
     a.wait_healthy();
     // nginx tries a again once its fail_timeout (2 s) has passed.
     clients.wait_until(400, || served(&a) > 0);
@@ -428,10 +374,10 @@ fn replicas_behind_nginx_lose_nothing_on_sigterm_or_sigkill() {
 fn health_is_not_ready_until_the_model_is_loaded() {
     // The base model takes a while to load: long enough to probe the replica meanwhile.
     let port = free_port();
-    let replica = Replica::spawn(port, "ggml-base.bin", &[]);
+    let replica = spawn_replica(port, "ggml-base.bin", &[]);
     let mut answers = Vec::new();
     while answers.last() != Some(&Some(200)) {
-        answers.push(health(replica.addr()));
+        answers.push(health(replica.addr));
         std::thread::sleep(Duration::from_millis(5));
         assert!(
             answers.len() < 60_000,
@@ -513,9 +459,9 @@ fn busy_replicas_answer_503_through_nginx_never_502() {
     let request = Arc::new(transcription_request(&clip));
     let (port_a, port_b) = (free_port(), free_port());
     let busy_args = ["--max-concurrent", "1", "--max-queue", "0"];
-    let a = Replica::start(port_a, &busy_args);
-    let mut b = Replica::start(port_b, &busy_args);
-    let direct = exchange(a.addr(), &request).expect("a direct answer");
+    let a = start_replica(port_a, &busy_args);
+    let mut b = start_replica(port_b, &busy_args);
+    let direct = exchange(a.addr, &request).expect("a direct answer");
     let expected = text_of(&direct).expect("a text");
     let nginx = Nginx::start(&[port_a, port_b], "busy");
     let clients = Clients::start(nginx.addr, Arc::clone(&request));

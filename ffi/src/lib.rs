@@ -17,6 +17,7 @@
 //! Every exported function is `unsafe extern "C"`: its `# Safety` section is the pointer
 //! contract a C caller must keep; the NULL checks are done here.
 #![allow(non_camel_case_types)]
+#![deny(missing_docs)]
 
 use std::ffi::c_char;
 

@@ -7,7 +7,9 @@
 
 use std::ffi::{CStr, c_char};
 
-use ctxscribe::context::{parse_dictionary, parse_languages, parse_messages, validate_messages};
+use ctxscribe::context::{
+    Messages, parse_dictionary, parse_languages, parse_messages, validate_messages,
+};
 use ctxscribe::{Dictionary, Languages, Message, Role};
 
 use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard, guard_or};
@@ -34,7 +36,8 @@ pub enum ctxscribe_role {
 /// synchronised).
 #[derive(Debug, Clone, Default)]
 pub struct ctxscribe_request {
-    messages: Vec<Message>,
+    /// Checked as they are added.
+    messages: Messages,
     /// The language codes as added; empty means automatic detection.
     languages: Vec<String>,
     /// The dictionary terms as added (untrimmed, so positions match what was sent).
@@ -43,7 +46,7 @@ pub struct ctxscribe_request {
 
 /// The request's parts as the library takes them.
 pub(crate) struct Context {
-    pub(crate) messages: Vec<Message>,
+    pub(crate) messages: Messages,
     pub(crate) languages: Languages,
     pub(crate) dictionary: Dictionary,
 }
@@ -52,14 +55,14 @@ impl ctxscribe_request {
     /// Validated copies of the request's parts.
     pub(crate) fn context(&self) -> Result<Context, Failure> {
         Ok(Context {
-            messages: validate_messages(self.messages.clone())?,
+            messages: self.messages.clone(),
             languages: languages_from(&self.languages)?,
             dictionary: Dictionary::from_terms(&self.terms)?,
         })
     }
 
     fn add_message(&mut self, role: Role, content: &str) -> Result<(), Failure> {
-        let mut messages = self.messages.clone();
+        let mut messages = self.messages.to_vec();
         messages.push(Message::new(role, content));
         self.messages = validate_messages(messages)?;
         Ok(())

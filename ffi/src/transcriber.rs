@@ -1,6 +1,6 @@
 //! `ctxscribe_transcriber`: a loaded model, shared by any number of threads.
 
-use ctxscribe::{Audio, ContextTranscriber};
+use ctxscribe::{Audio, CheckedAudio, ContextTranscriber, TranscriptionRequest};
 
 use crate::config::ctxscribe_config;
 use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard, guard_or};
@@ -227,11 +227,15 @@ fn transcribe(
     audio: Audio,
     context: Context,
 ) -> Result<ctxscribe_transcript, Failure> {
-    let transcript = transcriber.inner.transcribe_blocking(
-        audio,
-        context.messages,
-        context.languages,
-        context.dictionary,
-    )?;
+    // The context is checked already: the request takes it as is.
+    let audio = CheckedAudio::new(audio, transcriber.inner.audio_limits())?;
+    let transcript = transcriber
+        .inner
+        .transcribe_request_blocking(TranscriptionRequest::new(
+            audio,
+            context.messages,
+            context.languages,
+            context.dictionary,
+        ))?;
     Ok(ctxscribe_transcript::new(&transcript))
 }

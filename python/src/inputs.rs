@@ -21,8 +21,8 @@
 
 use std::path::PathBuf;
 
-use ctxscribe::context::{parse_dictionary, parse_languages, parse_messages};
-use ctxscribe::{Dictionary, Languages, Message};
+use ctxscribe::context::{Messages, parse_dictionary, parse_languages, parse_messages};
+use ctxscribe::{Dictionary, Languages};
 use pyo3::exceptions::{PyRecursionError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -102,9 +102,9 @@ pub(crate) fn audio(audio: &Bound<'_, PyAny>) -> PyResult<AudioInput> {
 }
 
 /// `messages`: `None`, a JSON string, or a list of `{"role": ..., "content": ...}` dicts.
-pub(crate) fn messages(messages: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Message>> {
+pub(crate) fn messages(messages: Option<&Bound<'_, PyAny>>) -> PyResult<Messages> {
     let Some(messages) = messages.filter(|value| !value.is_none()) else {
-        return Ok(Vec::new());
+        return Ok(Messages::default());
     };
     let py = messages.py();
     let text = if let Ok(text) = messages.cast::<PyString>() {

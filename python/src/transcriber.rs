@@ -5,7 +5,9 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ctxscribe::{Audio, AudioLimits, ContextTranscriber, config};
+use ctxscribe::{
+    Audio, AudioLimits, CheckedAudio, ContextTranscriber, TranscriptionRequest, config,
+};
 use pyo3::exceptions::PyOSError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -140,8 +142,13 @@ impl PyContextTranscriber {
                     sample_rate,
                 },
             };
-            transcriber
-                .transcribe_blocking(audio, messages, languages, dictionary)
+            // The context is checked already: the request takes it as is.
+            CheckedAudio::new(audio, transcriber.audio_limits())
+                .and_then(|audio| {
+                    transcriber.transcribe_request_blocking(TranscriptionRequest::new(
+                        audio, messages, languages, dictionary,
+                    ))
+                })
                 .map_err(Failure::Library)
         });
         match outcome {

@@ -1,6 +1,7 @@
 //! The `ctxscribe` command line (feature `cli`): `transcribe`, `models fetch|list`,
-//! `convert`. One implementation, run by the `ctxscribe` binary and by the Python
-//! package's console script (`ctxscribe/_cli.py`, through `ctxscribe._native._cli_main`).
+//! `convert`. One implementation, run by the `ctxscribe` binary (`ctxscribe-convert` runs
+//! `convert` alone, [`convert_main`]) and by the Python package's console script
+//! (`ctxscribe/_cli.py`, through `ctxscribe._native._cli_main`).
 //!
 //! Errors go to stderr as `ctxscribe: CODE: message` with the contract code
 //! ([`Error::code`]); the exit status says whose doing the error is:
@@ -95,7 +96,7 @@ enum ModelsCommand {
 }
 
 #[derive(Debug, Args)]
-struct ConvertArgs {
+pub(crate) struct ConvertArgs {
     /// A CTranslate2 model directory (model.bin + vocabulary.txt).
     ct2_dir: PathBuf,
     /// The ggml file to write (atomically).
@@ -126,12 +127,9 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match parse::<Cli, _, _>(args) {
         Ok(cli) => cli,
-        Err(error) => {
-            let _ = error.print();
-            return error.exit_code();
-        }
+        Err(status) => return status,
     };
     let result = match cli.command {
         Command::Transcribe(args) => transcribe::run(&args),
@@ -139,11 +137,51 @@ where
             models::fetch(&model, dir, python).map(|()| EXIT_OK)
         }
         Command::Models(ModelsCommand::List) => models::list().map(|()| EXIT_OK),
-        Command::Convert(args) => {
-            models::convert(&args.ct2_dir, &args.out_file, args.weight_type).map(|()| EXIT_OK)
-        }
+        Command::Convert(args) => models::convert(&args).map(|()| EXIT_OK),
     };
     result.unwrap_or_else(|error| report(None, &error))
+}
+
+/// The `ctxscribe-convert` binary's command line: `convert`'s arguments alone.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ctxscribe-convert",
+    version,
+    about = "Convert a CTranslate2 Whisper model directory (model.bin + vocabulary.txt) \
+             into a whisper.cpp ggml file",
+    after_help = AFTER_HELP
+)]
+struct ConvertCli {
+    #[command(flatten)]
+    args: ConvertArgs,
+}
+
+/// Runs the `ctxscribe-convert` command line `args` (the program name first), the same
+/// as `ctxscribe convert`, and returns its exit status.
+pub fn convert_main<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    match parse::<ConvertCli, _, _>(args) {
+        Ok(cli) => {
+            models::convert(&cli.args).map_or_else(|error| report(None, &error), |()| EXIT_OK)
+        }
+        Err(status) => status,
+    }
+}
+
+/// Parses the command line `args`; on failure prints clap's message (or the help) and
+/// gives its exit status.
+fn parse<P: Parser, I, T>(args: I) -> Result<P, i32>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    P::try_parse_from(args).map_err(|error| {
+        let _ = error.print();
+        error.exit_code()
+    })
 }
 
 /// Prints `error` on stderr (`ctxscribe: [FILE: ]CODE: message: causes`) and returns
@@ -220,6 +258,43 @@ mod tests {
                 })
             })
         ));
+    }
+
+    #[test]
+    fn parses_the_convert_binary_command_line() {
+        let convert = |args: &[&str]| {
+            ConvertCli::try_parse_from(
+                std::iter::once("ctxscribe-convert").chain(args.iter().copied()),
+            )
+        };
+        let Ok(ConvertCli { args }) = convert(&["dir", "out.bin", "--type", "q8_0"]) else {
+            panic!("expected a conversion");
+        };
+        assert_eq!(args.ct2_dir, PathBuf::from("dir"));
+        assert_eq!(args.out_file, PathBuf::from("out.bin"));
+        assert_eq!(args.weight_type, WeightType::Q8_0);
+        let Ok(ConvertCli { args }) = convert(&["--type=q5_1", "dir", "out.bin"]) else {
+            panic!("expected a conversion");
+        };
+        assert_eq!(args.weight_type, WeightType::Q5_1);
+        let Ok(ConvertCli { args }) = convert(&["-t", "q8_0", "dir", "out.bin"]) else {
+            panic!("expected a conversion");
+        };
+        assert_eq!(args.weight_type, WeightType::Q8_0);
+        let Ok(ConvertCli { args }) = convert(&["dir", "out.bin"]) else {
+            panic!("expected a conversion");
+        };
+        assert_eq!(args.weight_type, WeightType::F16);
+        for bad in [
+            &["dir"][..],
+            &["dir", "out", "extra"],
+            &["dir", "out", "--type", "q4_0"],
+            &["dir", "out", "--type"],
+            &["dir", "out", "--fast"],
+        ] {
+            let error = convert(bad).err().map(|e| e.exit_code());
+            assert_eq!(error, Some(EXIT_USAGE), "{bad:?}");
+        }
     }
 
     #[test]

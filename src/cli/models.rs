@@ -3,10 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::ConvertArgs;
 use crate::config;
 use crate::error::{Error, Result};
+use crate::model::convert_ct2_to_ggml;
 use crate::model::fetch::{PINNED_MODELS, fetch_model, installed_models, pinned_model};
-use crate::model::{WeightType, convert_ct2_to_ggml};
 
 /// `models fetch`: installs `name` into `dir`, else the fetch directory.
 pub(crate) fn fetch(name: &str, dir: Option<PathBuf>, python: &str) -> Result<()> {
@@ -68,13 +69,16 @@ fn display_dir(dir: &Path) -> String {
     std::path::absolute(dir).map_or_else(|_| dir.display().to_string(), |p| p.display().to_string())
 }
 
-/// `convert`: a CTranslate2 directory into a ggml file, as `ctxscribe-convert` does.
-pub(crate) fn convert(ct2_dir: &Path, out: &Path, weight_type: WeightType) -> Result<()> {
+/// `convert` (and the `ctxscribe-convert` binary): a CTranslate2 directory into a ggml
+/// file; prints what it wrote and the model's shape.
+pub(crate) fn convert(args: &ConvertArgs) -> Result<()> {
     let started = Instant::now();
     let report =
-        convert_ct2_to_ggml(ct2_dir, out, weight_type).map_err(|e| Error::ModelUnavailable {
-            message: format!("cannot convert {}: {e}", ct2_dir.display()),
-            source: Some(Box::new(e)),
+        convert_ct2_to_ggml(&args.ct2_dir, &args.out_file, args.weight_type).map_err(|e| {
+            Error::ModelUnavailable {
+                message: format!("cannot convert {}: {e}", args.ct2_dir.display()),
+                source: Some(Box::new(e)),
+            }
         })?;
     println!(
         "wrote {} ({} bytes, {}) in {:.2} s",
@@ -82,6 +86,27 @@ pub(crate) fn convert(ct2_dir: &Path, out: &Path, weight_type: WeightType) -> Re
         report.bytes_written,
         report.weight_type,
         started.elapsed().as_secs_f64()
+    );
+    let hparams = &report.hparams;
+    println!(
+        "  {} model: n_vocab {}, width {}, encoder {} layers x {} heads, \
+         decoder {} layers x {} heads, {} mels",
+        if hparams.is_multilingual() {
+            "multilingual"
+        } else {
+            "English-only"
+        },
+        hparams.n_vocab,
+        hparams.n_audio_state,
+        hparams.n_audio_layer,
+        hparams.n_audio_head,
+        hparams.n_text_layer,
+        hparams.n_text_head,
+        hparams.n_mels
+    );
+    println!(
+        "  {} tensors, {} vocabulary tokens",
+        report.tensors_written, report.vocab_tokens_written
     );
     Ok(())
 }

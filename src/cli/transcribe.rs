@@ -7,14 +7,17 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::{EXIT_OK, TranscribeArgs, report};
-use crate::context::{parse_dictionary, parse_languages, parse_messages};
+use crate::context::{Messages, parse_dictionary, parse_languages, parse_messages};
 use crate::error::{Error, Result};
 use crate::model::fetch::pinned_model;
-use crate::{AudioLimits, ContextTranscriber, Dictionary, Languages, Message, Transcript, config};
+use crate::{
+    AudioLimits, CheckedAudio, ContextTranscriber, Dictionary, Languages, Transcript,
+    TranscriptionRequest, config,
+};
 
 /// The validated context every file is transcribed with.
 struct Context {
-    messages: Vec<Message>,
+    messages: Messages,
     languages: Languages,
     dictionary: Dictionary,
 }
@@ -25,7 +28,7 @@ pub(crate) fn run(args: &TranscribeArgs) -> Result<i32> {
     let context = Context {
         messages: match &args.messages {
             Some(text) => parse_messages(&messages_text(text)?)?,
-            None => Vec::new(),
+            None => Messages::default(),
         },
         languages: args
             .languages
@@ -105,12 +108,13 @@ fn transcribe_file(
         ));
     }
     let bytes = read_audio(file, transcriber.audio_limits())?;
-    transcriber.transcribe_blocking(
-        bytes.into(),
+    let audio = CheckedAudio::new(bytes.into(), transcriber.audio_limits())?;
+    transcriber.transcribe_request_blocking(TranscriptionRequest::new(
+        audio,
         context.messages.clone(),
         context.languages.clone(),
         context.dictionary.clone(),
-    )
+    ))
 }
 
 /// The bytes of the audio file at `path`, refused before reading when over the limit.

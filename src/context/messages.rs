@@ -42,7 +42,8 @@ impl fmt::Display for Role {
     }
 }
 
-/// One context message. Build it freely; [`validate_messages`] checks the limits.
+/// One context message. Build it freely; [`validate_messages`] checks the limits and gives
+/// [`Messages`].
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Message {
     /// Who wrote it.
@@ -74,6 +75,78 @@ impl Message {
     }
 }
 
+/// Context messages within the limits: what [`parse_messages`] and [`validate_messages`]
+/// give, and what [`TranscriptionRequest::new`](crate::TranscriptionRequest::new) takes
+/// without checking them again. It reads as a slice of [`Message`]s.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Messages(Vec<Message>);
+
+impl Messages {
+    /// These messages followed by `more`, checked against the limits on all messages
+    /// together ([`MAX_MESSAGES`], [`MAX_TOTAL_MESSAGE_BYTES`]); each message is within
+    /// its own limits already.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRequest`] with `param = "messages"` naming the limit.
+    pub fn append(mut self, more: Messages) -> Result<Messages> {
+        self.0.extend(more.0);
+        check_count(self.0.len())?;
+        check_total(&self.0)?;
+        Ok(self)
+    }
+
+    /// The messages, oldest first.
+    #[must_use]
+    pub fn as_slice(&self) -> &[Message] {
+        &self.0
+    }
+
+    /// The messages as a vector.
+    #[must_use]
+    pub fn into_vec(self) -> Vec<Message> {
+        self.0
+    }
+}
+
+impl std::ops::Deref for Messages {
+    type Target = [Message];
+
+    fn deref(&self) -> &[Message] {
+        &self.0
+    }
+}
+
+impl From<Messages> for Vec<Message> {
+    fn from(messages: Messages) -> Self {
+        messages.0
+    }
+}
+
+impl IntoIterator for Messages {
+    type Item = Message;
+    type IntoIter = std::vec::IntoIter<Message>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Messages {
+    type Item = &'a Message;
+    type IntoIter = std::slice::Iter<'a, Message>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<const N: usize> PartialEq<[Message; N]> for Messages {
+    fn eq(&self, other: &[Message; N]) -> bool {
+        self.0 == other
+    }
+}
+
 /// Parses the `messages` field as sent on the wire (a form field, a C string, a Python
 /// string) and applies [`validate_messages`].
 ///
@@ -101,10 +174,10 @@ impl Message {
 ///
 /// [`Error::InvalidRequest`] with `param = "messages"` saying what is wrong and where
 /// (`messages[3].content must be a string or an array of text parts, got a number`).
-pub fn parse_messages(json_text: &str) -> Result<Vec<Message>> {
+pub fn parse_messages(json_text: &str) -> Result<Messages> {
     check_text_size(PARAM, json_text, MAX_MESSAGES_TEXT_BYTES)?;
     if is_absent(json_text) {
-        return Ok(Vec::new());
+        return Ok(Messages::default());
     }
     let items = match parse_json(PARAM, json_text)? {
         Value::Array(items) => items,
@@ -129,14 +202,14 @@ pub fn parse_messages(json_text: &str) -> Result<Vec<Message>> {
 
 /// Checks already-typed messages (from Rust, C or Python) against the limits:
 /// at most [`MAX_MESSAGES`] messages, [`MAX_MESSAGE_BYTES`] per content,
-/// [`MAX_TOTAL_MESSAGE_BYTES`] in total, and no NUL character. Returns them unchanged.
+/// [`MAX_TOTAL_MESSAGE_BYTES`] in total, and no NUL character. Returns them unchanged,
+/// as [`Messages`].
 ///
 /// # Errors
 ///
 /// [`Error::InvalidRequest`] with `param = "messages"` naming the limit and the index.
-pub fn validate_messages(messages: Vec<Message>) -> Result<Vec<Message>> {
+pub fn validate_messages(messages: Vec<Message>) -> Result<Messages> {
     check_count(messages.len())?;
-    let mut total = 0usize;
     for (index, message) in messages.iter().enumerate() {
         let len = message.content.len();
         if len > MAX_MESSAGE_BYTES {
@@ -154,8 +227,14 @@ pub fn validate_messages(messages: Vec<Message>) -> Result<Vec<Message>> {
                 format!("messages[{index}].content contains a NUL character at byte {at}"),
             ));
         }
-        total += len;
     }
+    check_total(&messages)?;
+    Ok(Messages(messages))
+}
+
+/// The limit on the contents of all messages together.
+fn check_total(messages: &[Message]) -> Result<()> {
+    let total: usize = messages.iter().map(|m| m.content.len()).sum();
     if total > MAX_TOTAL_MESSAGE_BYTES {
         return Err(Error::invalid(
             PARAM,
@@ -165,7 +244,7 @@ pub fn validate_messages(messages: Vec<Message>) -> Result<Vec<Message>> {
             ),
         ));
     }
-    Ok(messages)
+    Ok(())
 }
 
 fn check_count(count: usize) -> Result<()> {
@@ -312,7 +391,7 @@ mod tests {
 
     fn ok(text: &str) -> Vec<Message> {
         match parse_messages(text) {
-            Ok(messages) => messages,
+            Ok(messages) => messages.into_vec(),
             Err(e) => panic!("{text:?} rejected: {e}"),
         }
     }
@@ -561,5 +640,35 @@ mod tests {
         );
         assert!(serde_json::from_str::<Role>("\"assistant\"").is_err());
         assert_eq!(Role::User.to_string(), "user");
+    }
+
+    #[test]
+    fn append_checks_the_limits_on_all_messages_together() {
+        let one = |content: String| validate_messages(vec![Message::user(content)]);
+        let at_limit = || one("a".repeat(MAX_MESSAGE_BYTES));
+        let mut full = Messages::default();
+        for _ in 0..MAX_TOTAL_MESSAGE_BYTES / MAX_MESSAGE_BYTES {
+            full = full
+                .append(at_limit().expect("valid"))
+                .expect("within the total");
+        }
+        let over = full.append(one("b".into()).expect("valid"));
+        assert!(
+            matches!(&over, Err(Error::InvalidRequest { message, .. })
+                if message.contains("total")),
+            "{over:?}"
+        );
+        let mut many = Messages::default();
+        for _ in 0..MAX_MESSAGES {
+            many = many
+                .append(one("x".into()).expect("valid"))
+                .expect("within");
+        }
+        let too_many = many.append(one("x".into()).expect("valid"));
+        assert!(
+            matches!(&too_many, Err(Error::InvalidRequest { message, .. })
+                if message.contains("too many")),
+            "{too_many:?}"
+        );
     }
 }

@@ -190,6 +190,17 @@ fn classify(chunk: &str) -> Option<(String, TermKind)> {
     {
         return None;
     }
+    let kind = match joined_kind(text) {
+        Some(joined) => joined?,
+        None => word_kind(text, letters)?,
+    };
+    Some((text.to_owned(), kind))
+}
+
+/// The kind of a cleaned chunk joined by `/`, `\`, `.`, `_` or `-` (a path, a file name,
+/// an identifier, a phrase), `Some(None)` for a joined chunk that is no term, and `None`
+/// for a chunk without those joints.
+fn joined_kind(text: &str) -> Option<Option<TermKind>> {
     let alphabetic_parts: Vec<&str> = text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|p| !p.is_empty())
@@ -199,16 +210,16 @@ fn classify(chunk: &str) -> Option<(String, TermKind)> {
         .all(|p| is_common_word(p) || p.chars().count() == 1);
 
     if text.contains('/') || text.contains('\\') {
-        return (!all_parts_common).then(|| (text.to_owned(), TermKind::Path));
+        return Some((!all_parts_common).then_some(TermKind::Path));
     }
     if let Some(kind) = file_name_kind(text) {
-        return Some((text.to_owned(), kind));
+        return Some(Some(kind));
     }
     if text.contains('.') {
-        return None; // "e.g", "1.2.3", "Dr.Who" style chunks: not dictated terms.
+        return Some(None); // "e.g", "1.2.3", "Dr.Who" style chunks: not dictated terms.
     }
     if text.contains('_') {
-        return Some((text.to_owned(), TermKind::Identifier));
+        return Some(Some(TermKind::Identifier));
     }
     if text.contains('-') {
         // kebab-case identifiers; ordinary hyphenated words ("well-known") are common.
@@ -224,8 +235,14 @@ fn classify(chunk: &str) -> Option<(String, TermKind)> {
         } else {
             TermKind::Identifier
         };
-        return (!looks_numeric).then(|| (text.to_owned(), kind));
+        return Some((!looks_numeric).then_some(kind));
     }
+    None
+}
+
+/// The kind of one cleaned word of `letters` letters by its capitals and digits (an
+/// acronym, an identifier, a name, a rare word), or `None` for an ordinary word.
+fn word_kind(text: &str, letters: usize) -> Option<TermKind> {
     let has_digit = text.chars().any(|c| c.is_ascii_digit());
     let upper = text.chars().filter(|c| c.is_uppercase()).count();
     let first_upper = text.chars().next().is_some_and(char::is_uppercase);
@@ -236,19 +253,19 @@ fn classify(chunk: &str) -> Option<(String, TermKind)> {
             text,
             "OK" | "AM" | "PM" | "TV" | "OR" | "AND" | "NOT" | "THE"
         );
-        return (!ordinary).then(|| (text.to_owned(), TermKind::Acronym));
+        return (!ordinary).then_some(TermKind::Acronym);
     }
     if inner_upper || has_digit {
         // camelCase, PascalCase, "vLLM", "k8s", "gpt4".
-        return Some((text.to_owned(), TermKind::Identifier));
+        return Some(TermKind::Identifier);
     }
     if is_common_word(text) {
         return None;
     }
     if first_upper {
-        Some((text.to_owned(), TermKind::Name))
+        Some(TermKind::Name)
     } else if letters >= 3 {
-        Some((text.to_owned(), TermKind::Word))
+        Some(TermKind::Word)
     } else {
         None
     }

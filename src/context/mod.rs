@@ -9,6 +9,10 @@
 //! - Already-typed values (Rust, C arrays, Python lists): [`validate_messages`],
 //!   [`Languages::from_codes`] / [`validate_languages`], [`Dictionary::from_terms`].
 //!
+//! Each gives a type that is valid by construction ([`Messages`], [`Languages`],
+//! [`Dictionary`]), which [`TranscriptionRequest::new`](crate::TranscriptionRequest::new)
+//! takes as is.
+//!
 //! Every error is an [`Error::InvalidRequest`](crate::Error::InvalidRequest) whose
 //! `param` is `"messages"`, `"languages"` or `"dictionary"` and whose message says what
 //! is wrong, where (`messages[2].role`, `languages[1]`, `dictionary[3]`) and which limit
@@ -39,7 +43,7 @@ pub mod terms;
 pub use dictionary::{Dictionary, parse_dictionary};
 pub use languages::{Language, Languages, parse_languages, validate_languages};
 pub use languages_table::LANGUAGE_COUNT;
-pub use messages::{Message, Role, parse_messages, validate_messages};
+pub use messages::{Message, Messages, Role, parse_messages, validate_messages};
 pub use request::{
     MAX_DICTIONARY_TERMS, MAX_DICTIONARY_TEXT_BYTES, MAX_JSON_DEPTH, MAX_LANGUAGES,
     MAX_LANGUAGES_TEXT_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_MESSAGES_TEXT_BYTES,

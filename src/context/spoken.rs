@@ -197,6 +197,16 @@ fn is_apostrophe(c: char) -> bool {
 /// ```
 #[must_use]
 pub fn spoken_forms(term: &str) -> Vec<SpokenForm> {
+    let (spoken, optional) = piece_choices(term);
+    combine(&spoken, &optional)
+}
+
+/// Per piece of `term` that is said, its spoken alternatives, and the symbol it is when
+/// it may go unsaid (a whole-term abbreviation is one piece).
+type PieceChoices = (Vec<Vec<Vec<String>>>, Vec<Option<char>>);
+
+/// The [`PieceChoices`] of a written term.
+fn piece_choices(term: &str) -> PieceChoices {
     let pieces = split_pieces(term);
     // Per piece, its alternatives, and the symbol it is when it may go unsaid.
     let mut spoken: Vec<Vec<Vec<String>>> = Vec::with_capacity(pieces.len());
@@ -236,6 +246,11 @@ pub fn spoken_forms(term: &str) -> Vec<SpokenForm> {
             }
         }
     }
+    (spoken, optional)
+}
+
+/// The spoken forms of a term's [`PieceChoices`], in [`spoken_forms`]'s order.
+fn combine(spoken: &[Vec<Vec<String>>], optional: &[Option<char>]) -> Vec<SpokenForm> {
     let mut forms: Vec<SpokenForm> = Vec::new();
     let push = |words: Vec<String>, forms: &mut Vec<SpokenForm>| {
         if !words.is_empty()

@@ -178,130 +178,183 @@ impl Config {
         args: impl IntoIterator<Item = String>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Parsed, String> {
-        let mut given: BTreeMap<&'static str, String> = BTreeMap::new();
-        let mut args = args.into_iter();
-        while let Some(arg) = args.next() {
-            if arg == "-h" || arg == "--help" {
-                return Ok(Parsed::Help);
-            }
-            let (name, inline) = match arg.split_once('=') {
-                Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
-                None => (arg.clone(), None),
-            };
-            let spec = OPTIONS
-                .iter()
-                .find(|o| o.flag == name)
-                .ok_or_else(|| format!("unknown argument {arg:?}"))?;
-            let value = match (spec.value, inline) {
-                (None, None) => "true".to_owned(),
-                (None, Some(_)) => return Err(format!("{} takes no value", spec.flag)),
-                (Some(_), Some(value)) => value,
-                (Some(_), None) => args
-                    .next()
-                    .ok_or_else(|| format!("{} needs a value", spec.flag))?,
-            };
-            given.insert(spec.flag, value);
-        }
-        let get = |flag: &str| -> Option<(String, String)> {
-            let spec = OPTIONS.iter().find(|o| o.flag == flag)?;
-            if let Some(value) = given.get(spec.flag) {
-                return Some((spec.flag.to_owned(), value.clone()));
-            }
-            env(spec.env)
-                .filter(|v| !v.trim().is_empty())
-                .map(|v| (spec.env.to_owned(), v))
+        let Some(given) = read_flags(args)? else {
+            return Ok(Parsed::Help);
         };
-        let number = |flag: &str, min: f64| -> Result<Option<f64>, String> {
-            get(flag)
-                .map(|(from, text)| match text.trim().parse::<f64>() {
-                    Ok(n) if n.is_finite() && n >= min => Ok(n),
-                    _ => Err(format!("{from}: expected a number >= {min}, got {text:?}")),
-                })
-                .transpose()
-        };
-        let integer = |flag: &str, min: u64| -> Result<Option<u64>, String> {
-            get(flag)
-                .map(|(from, text)| match text.trim().parse::<u64>() {
-                    Ok(n) if n >= min => Ok(n),
-                    _ => Err(format!(
-                        "{from}: expected a whole number >= {min}, got {text:?}"
-                    )),
-                })
-                .transpose()
-        };
-        let count = |flag: &str| -> Result<Option<usize>, String> {
-            integer(flag, 1)?
-                .map(|n| usize::try_from(n).map_err(|_| format!("{flag}: {n} is too large")))
-                .transpose()
-        };
-        let switch = |flag: &str| -> Result<bool, String> {
-            match get(flag) {
-                None => Ok(false),
-                Some((from, text)) => match text.trim().to_ascii_lowercase().as_str() {
-                    "1" | "true" | "yes" | "on" => Ok(true),
-                    "0" | "false" | "no" | "off" => Ok(false),
-                    _ => Err(format!("{from}: expected true or false, got {text:?}")),
-                },
-            }
-        };
-
-        let threads = match count("--threads")? {
-            Some(threads) => {
-                crate::config::check_threads(i64::try_from(threads).unwrap_or(i64::MAX))
-                    .map_err(|e| format!("--threads: {e}"))?
-            }
-            None => crate::config::default_threads(),
-        };
-        let max_concurrent =
-            count("--max-concurrent")?.unwrap_or_else(|| crate::config::concurrent_calls(threads));
-        let max_queue = match integer("--max-queue", 0)? {
+        let settings = Settings { given, env };
+        let threads = settings.threads()?;
+        let max_concurrent = settings
+            .count("--max-concurrent")?
+            .unwrap_or_else(|| crate::config::concurrent_calls(threads));
+        let max_queue = match settings.integer("--max-queue", 0)? {
             Some(n) => usize::try_from(n).map_err(|_| format!("--max-queue: {n} is too large"))?,
             None => 4 * max_concurrent,
         };
-        let port = match integer("--port", 0)? {
-            Some(port) => {
-                u16::try_from(port).map_err(|_| format!("--port: {port} is not a port"))?
-            }
-            None => 8080,
-        };
-        let log_format = match get("--log-format") {
-            None => LogFormat::Text,
-            Some((from, text)) => match text.trim() {
-                "text" => LogFormat::Text,
-                "json" => LogFormat::Json,
-                _ => return Err(format!("{from}: expected text or json, got {text:?}")),
-            },
-        };
-        let log_level = match get("--log-level") {
-            None => tracing::Level::INFO,
-            Some((from, text)) => text.trim().parse::<tracing::Level>().map_err(|_| {
-                format!("{from}: expected error, warn, info, debug or trace, got {text:?}")
-            })?,
-        };
-        let request_timeout = number("--request-timeout", 0.001)?.unwrap_or(600.0);
-        let request_timeout = Duration::try_from_secs_f64(request_timeout)
-            .map_err(|_| format!("--request-timeout: {request_timeout} is out of range"))?;
+        // In this order: the first bad value is the one reported.
+        let port = settings.port()?;
+        let log_format = settings.log_format()?;
+        let log_level = settings.log_level()?;
+        let request_timeout = settings.request_timeout()?;
         Ok(Parsed::Run(Box::new(Config {
-            host: get("--host")
+            host: settings
+                .get("--host")
                 .map_or_else(|| "127.0.0.1".to_owned(), |(_, v)| v.trim().to_owned()),
             port,
-            model: get("--model").map(|(_, v)| PathBuf::from(v)),
-            vad_model: get("--vad-model").map(|(_, v)| PathBuf::from(v)),
-            no_vad: switch("--no-vad")?,
+            model: settings.path("--model"),
+            vad_model: settings.path("--vad-model"),
+            no_vad: settings.switch("--no-vad")?,
             threads,
-            api_key_file: get("--api-key-file").map(|(_, v)| PathBuf::from(v)),
-            max_file_bytes: integer("--max-file-bytes", 1)?
+            api_key_file: settings.path("--api-key-file"),
+            max_file_bytes: settings
+                .integer("--max-file-bytes", 1)?
                 .unwrap_or(AudioLimits::default().max_file_bytes),
-            max_audio_secs: number("--max-audio-secs", 0.001)?
+            max_audio_secs: settings
+                .number("--max-audio-secs", 0.001)?
                 .unwrap_or(AudioLimits::default().max_duration_secs),
             max_concurrent,
             max_queue,
             request_timeout,
-            max_connections: count("--max-connections")?.unwrap_or(1024),
-            metrics_public: switch("--metrics-public")?,
+            max_connections: settings.count("--max-connections")?.unwrap_or(1024),
+            metrics_public: settings.switch("--metrics-public")?,
             log_format,
             log_level,
         })))
+    }
+}
+
+/// The flags given on the command line, by [`OptionSpec::flag`] (a switch's value is
+/// `"true"`); `None` when help is asked for.
+fn read_flags(
+    args: impl IntoIterator<Item = String>,
+) -> Result<Option<BTreeMap<&'static str, String>>, String> {
+    let mut given = BTreeMap::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "-h" || arg == "--help" {
+            return Ok(None);
+        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
+            None => (arg.clone(), None),
+        };
+        let spec = OPTIONS
+            .iter()
+            .find(|o| o.flag == name)
+            .ok_or_else(|| format!("unknown argument {arg:?}"))?;
+        let value = match (spec.value, inline) {
+            (None, None) => "true".to_owned(),
+            (None, Some(_)) => return Err(format!("{} takes no value", spec.flag)),
+            (Some(_), Some(value)) => value,
+            (Some(_), None) => args
+                .next()
+                .ok_or_else(|| format!("{} needs a value", spec.flag))?,
+        };
+        given.insert(spec.flag, value);
+    }
+    Ok(Some(given))
+}
+
+/// The options' values: a flag given, else its environment variable, typed and checked;
+/// errors name where the value came from.
+struct Settings<E> {
+    given: BTreeMap<&'static str, String>,
+    env: E,
+}
+
+impl<E: Fn(&str) -> Option<String>> Settings<E> {
+    /// The value of `flag` and where it came from (the flag or the variable).
+    fn get(&self, flag: &str) -> Option<(String, String)> {
+        let spec = OPTIONS.iter().find(|o| o.flag == flag)?;
+        if let Some(value) = self.given.get(spec.flag) {
+            return Some((spec.flag.to_owned(), value.clone()));
+        }
+        (self.env)(spec.env)
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| (spec.env.to_owned(), v))
+    }
+
+    fn path(&self, flag: &str) -> Option<PathBuf> {
+        self.get(flag).map(|(_, v)| PathBuf::from(v))
+    }
+
+    fn number(&self, flag: &str, min: f64) -> Result<Option<f64>, String> {
+        self.get(flag)
+            .map(|(from, text)| match text.trim().parse::<f64>() {
+                Ok(n) if n.is_finite() && n >= min => Ok(n),
+                _ => Err(format!("{from}: expected a number >= {min}, got {text:?}")),
+            })
+            .transpose()
+    }
+
+    fn integer(&self, flag: &str, min: u64) -> Result<Option<u64>, String> {
+        self.get(flag)
+            .map(|(from, text)| match text.trim().parse::<u64>() {
+                Ok(n) if n >= min => Ok(n),
+                _ => Err(format!(
+                    "{from}: expected a whole number >= {min}, got {text:?}"
+                )),
+            })
+            .transpose()
+    }
+
+    fn count(&self, flag: &str) -> Result<Option<usize>, String> {
+        self.integer(flag, 1)?
+            .map(|n| usize::try_from(n).map_err(|_| format!("{flag}: {n} is too large")))
+            .transpose()
+    }
+
+    fn switch(&self, flag: &str) -> Result<bool, String> {
+        match self.get(flag) {
+            None => Ok(false),
+            Some((from, text)) => match text.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => Ok(true),
+                "0" | "false" | "no" | "off" => Ok(false),
+                _ => Err(format!("{from}: expected true or false, got {text:?}")),
+            },
+        }
+    }
+
+    fn threads(&self) -> Result<usize, String> {
+        match self.count("--threads")? {
+            Some(threads) => {
+                crate::config::check_threads(i64::try_from(threads).unwrap_or(i64::MAX))
+                    .map_err(|e| format!("--threads: {e}"))
+            }
+            None => Ok(crate::config::default_threads()),
+        }
+    }
+
+    fn port(&self) -> Result<u16, String> {
+        match self.integer("--port", 0)? {
+            Some(port) => u16::try_from(port).map_err(|_| format!("--port: {port} is not a port")),
+            None => Ok(8080),
+        }
+    }
+
+    fn log_format(&self) -> Result<LogFormat, String> {
+        match self.get("--log-format") {
+            None => Ok(LogFormat::Text),
+            Some((from, text)) => match text.trim() {
+                "text" => Ok(LogFormat::Text),
+                "json" => Ok(LogFormat::Json),
+                _ => Err(format!("{from}: expected text or json, got {text:?}")),
+            },
+        }
+    }
+
+    fn log_level(&self) -> Result<tracing::Level, String> {
+        match self.get("--log-level") {
+            None => Ok(tracing::Level::INFO),
+            Some((from, text)) => text.trim().parse::<tracing::Level>().map_err(|_| {
+                format!("{from}: expected error, warn, info, debug or trace, got {text:?}")
+            }),
+        }
+    }
+
+    fn request_timeout(&self) -> Result<Duration, String> {
+        let secs = self.number("--request-timeout", 0.001)?.unwrap_or(600.0);
+        Duration::try_from_secs_f64(secs)
+            .map_err(|_| format!("--request-timeout: {secs} is out of range"))
     }
 }
 

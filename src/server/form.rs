@@ -7,7 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::context::{Languages, Message, parse_dictionary, parse_languages, parse_messages};
+use crate::context::{
+    Languages, Message, Messages, parse_dictionary, parse_languages, parse_messages,
+};
 use crate::{
     AudioLimits, CheckedAudio, Dictionary, Error as LibError, ErrorCode, TranscriptionRequest,
 };
@@ -292,7 +294,7 @@ impl Form {
         }
         let mut messages = match self.wire_text("messages") {
             Some(text) => parse_messages(&text)?,
-            None => Vec::new(),
+            None => Messages::default(),
         };
         let languages = match (self.wire_text("languages"), self.text("language")) {
             (Some(text), _) => parse_languages(&text)?,
@@ -306,8 +308,8 @@ impl Form {
             None => Dictionary::default(),
         };
         if let Some(prompt) = self.text("prompt") {
-            // The prompt's own limits, with errors that name it; the limits on all the
-            // messages together are checked once, by the request.
+            // The prompt's own limits, with errors that name it, then the limits on all
+            // the messages together.
             let prompt = crate::context::validate_messages(vec![Message::user(prompt)]).map_err(
                 |e| match e {
                     LibError::InvalidRequest { message, .. } => ApiError::new(
@@ -318,11 +320,11 @@ impl Form {
                     other => other.into(),
                 },
             )?;
-            messages.extend(prompt);
+            messages = messages.append(prompt)?;
         }
         Ok(TranscriptionRequest::new(
             audio, messages, languages, dictionary,
-        )?)
+        ))
     }
 }
 

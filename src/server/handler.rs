@@ -23,7 +23,7 @@ use crate::{CancelFlag, ContextTranscriber, ErrorCode, Transcript, Transcription
 use super::admission::Admission;
 use super::api_error::{ApiError, ServerCode, json_response};
 use super::auth::ApiKeys;
-use super::form::read_form;
+use super::form::{Form, read_form};
 use super::metrics::{self, Metrics};
 use super::page;
 use super::stream::{self, AnswerBody, CancelOnDrop, full};
@@ -271,47 +271,15 @@ pub(crate) async fn transcriptions(
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
 
     // Checks that need no body; on failure the unread body is drained, not read.
-    let admitted = state
-        .keys
-        .check(&parts.headers)
-        .and_then(|()| multipart_boundary(&parts.headers))
-        .and_then(|boundary| {
-            if let Some(length) = body.size_hint().exact()
-                && length > max_body
-            {
-                return Err(ApiError::new(
-                    ServerCode::RequestTooLarge,
-                    format!(
-                        "The request body is {length} bytes; the limit is {max_body} bytes \
-                         (a {} byte file plus the other fields).",
-                        state.max_file_bytes
-                    ),
-                ));
-            }
-            Ok((boundary, state.admission.admit()?))
-        });
-    let (boundary, slot) = match admitted {
+    let (boundary, slot) = match admit(state, &parts.headers, &body, max_body) {
         Ok(admitted) => admitted,
         Err(error) => {
             linger(body, expects_continue, max_body);
             return Err(error);
         }
     };
-
-    let reading = Instant::now();
-    let read = tokio::time::timeout_at(
-        deadline.into(),
-        read_form(&mut body, boundary, state.max_file_bytes, max_body),
-    )
-    .await
-    .unwrap_or_else(|_| {
-        Err(ApiError::new(
-            ServerCode::RequestTimeout,
-            "The upload did not finish within the request timeout.",
-        ))
-    });
-    record.read = Some(reading.elapsed());
-    let form = match read {
+    let form = read_upload(state, &mut body, boundary, max_body, deadline, record).await;
+    let form = match form {
         Ok(form) => form,
         Err(error) => {
             linger(body, false, max_body);
@@ -344,6 +312,61 @@ pub(crate) async fn transcriptions(
         StatusCode::OK,
         &json!({ "text": transcript.text }),
     )))
+}
+
+/// The checks that need no body: the API key, the multipart boundary, a declared length
+/// within `max_body`, and a place in the admission queue.
+fn admit(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: &Incoming,
+    max_body: u64,
+) -> Result<(String, OwnedSemaphorePermit), ApiError> {
+    state
+        .keys
+        .check(headers)
+        .and_then(|()| multipart_boundary(headers))
+        .and_then(|boundary| {
+            if let Some(length) = body.size_hint().exact()
+                && length > max_body
+            {
+                return Err(ApiError::new(
+                    ServerCode::RequestTooLarge,
+                    format!(
+                        "The request body is {length} bytes; the limit is {max_body} bytes \
+                         (a {} byte file plus the other fields).",
+                        state.max_file_bytes
+                    ),
+                ));
+            }
+            Ok((boundary, state.admission.admit()?))
+        })
+}
+
+/// Reads the multipart form of at most `max_body` bytes before `deadline`; records how
+/// long that took.
+async fn read_upload(
+    state: &AppState,
+    body: &mut Incoming,
+    boundary: String,
+    max_body: u64,
+    deadline: Instant,
+    record: &mut RequestRecord,
+) -> Result<Form, ApiError> {
+    let reading = Instant::now();
+    let read = tokio::time::timeout_at(
+        deadline.into(),
+        read_form(body, boundary, state.max_file_bytes, max_body),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(ApiError::new(
+            ServerCode::RequestTimeout,
+            "The upload did not finish within the request timeout.",
+        ))
+    });
+    record.read = Some(reading.elapsed());
+    read
 }
 
 /// Runs the transcription on the blocking pool, until `deadline`.

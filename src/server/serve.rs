@@ -1,6 +1,7 @@
 //! Start-up and the accept loop: load the model, bind, serve until a signal, drain.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -67,6 +68,46 @@ pub(crate) async fn run(config: Config) -> Result<(), String> {
         std::env::var("CTXSCRIBE_API_KEYS").ok().as_deref(),
         config.api_key_file.as_deref(),
     )?;
+    let (transcriber, model_name) = load_transcriber(&config).await?;
+    let addr = format!("{}:{}", config.host, config.port);
+    let listener = TcpListener::bind(&addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+    log_authentication(&keys, local);
+    let loaded_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let state = Arc::new(AppState {
+        metrics: Metrics::new(&model_name, transcriber.is_multilingual()),
+        metrics_public: config.metrics_public,
+        loaded_at,
+        transcriber,
+        keys,
+        admission: Admission::new(config.max_concurrent, config.max_queue),
+        max_file_bytes: config.max_file_bytes,
+        request_timeout: config.request_timeout,
+        draining: AtomicBool::new(false),
+        model_name,
+        request_ids: RequestIds::default(),
+    });
+    info!(
+        addr = %local,
+        max_concurrent = config.max_concurrent,
+        max_queue = config.max_queue,
+        max_file_bytes = config.max_file_bytes,
+        request_timeout_secs = config.request_timeout.as_secs_f64(),
+        "listening on http://{local}"
+    );
+    serve(listener, state, &config).await;
+    Ok(())
+}
+
+/// Builds the transcriber `config` asks for (off the async threads) and logs
+/// "model loaded"; gives it with the model's name for `/v1/models` and the metrics.
+async fn load_transcriber(config: &Config) -> Result<(ContextTranscriber, String), String> {
     // Remote providers come from the environment through the builder's defaults
     // (`CTXSCRIBE_ASR_URL`, `CTXSCRIBE_LLM_URL`, ...; see `crate::config`). With a
     // remote speech endpoint no model is loaded here.
@@ -112,14 +153,11 @@ pub(crate) async fn run(config: Config) -> Result<(), String> {
         load_ms = ms(loading.elapsed()),
         "model loaded"
     );
+    Ok((transcriber, model_name))
+}
 
-    let addr = format!("{}:{}", config.host, config.port);
-    let listener = TcpListener::bind(&addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+/// Says whether requests need an API key, and warns when they do not.
+fn log_authentication(keys: &ApiKeys, local: SocketAddr) {
     if keys.is_enabled() {
         info!(keys = keys.len(), "authentication enabled");
     } else if local.ip().is_loopback() {
@@ -133,32 +171,6 @@ pub(crate) async fn run(config: Config) -> Result<(), String> {
              can use the server; set CTXSCRIBE_API_KEYS or --api-key-file"
         );
     }
-    let loaded_at = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let state = Arc::new(AppState {
-        metrics: Metrics::new(&model_name, transcriber.is_multilingual()),
-        metrics_public: config.metrics_public,
-        loaded_at,
-        transcriber,
-        keys,
-        admission: Admission::new(config.max_concurrent, config.max_queue),
-        max_file_bytes: config.max_file_bytes,
-        request_timeout: config.request_timeout,
-        draining: AtomicBool::new(false),
-        model_name,
-        request_ids: RequestIds::default(),
-    });
-    info!(
-        addr = %local,
-        max_concurrent = config.max_concurrent,
-        max_queue = config.max_queue,
-        max_file_bytes = config.max_file_bytes,
-        request_timeout_secs = config.request_timeout.as_secs_f64(),
-        "listening on http://{local}"
-    );
-    serve(listener, state, &config).await;
-    Ok(())
 }
 
 /// Accepts connections until SIGTERM/SIGINT, then lets the in-flight requests finish.

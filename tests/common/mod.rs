@@ -7,29 +7,13 @@ pub mod audio;
 pub mod server;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use ctxscribe::{ContextTranscriber, ContextTranscriberBuilder, Dictionary, Languages, Transcript};
 
-/// The repository root.
-pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `../shared` (or `$CTXSCRIBE_SHARED`).
-pub fn shared_dir() -> PathBuf {
-    std::env::var_os("CTXSCRIBE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("../shared"))
-}
-
-/// The models directory written by `make setup`.
-pub fn models_dir() -> PathBuf {
-    std::env::var_os("CTXSCRIBE_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("models"))
-}
+// Not every test binary uses every one.
+#[allow(unused_imports)]
+pub use ctxscribe_test_support::{RealClip, models_dir, repo_root, shared_dir};
 
 /// A model file installed by `make setup`; panics with the command to run when missing.
 pub fn model(file: &str) -> PathBuf {
@@ -42,55 +26,25 @@ pub fn model(file: &str) -> PathBuf {
     path
 }
 
-/// Real clips of ../shared/eval/real, all in supported containers (scripts/prepare-eval.sh).
+/// Real clips of ../shared/eval/real, all in supported containers (scripts/prepare-eval.sh,
+/// run once per test binary).
 pub fn real_clips_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| generated_dir("scripts/prepare-eval.sh", "target/fixtures/real"))
-        .clone()
+    DIR.get_or_init(|| {
+        ctxscribe_test_support::prepare_real_clips().unwrap_or_else(|e| panic!("{e}"))
+    })
+    .clone()
 }
 
 /// Runs the generator `script` (a path in the repository; idempotent) into `dir` (a path
 /// in the repository) and returns that directory.
 fn generated_dir(script: &str, dir: &str) -> PathBuf {
-    let out = repo_root().join(dir);
-    let status = Command::new("bash")
-        .arg(repo_root().join(script))
-        .arg(&out)
-        .status()
-        .unwrap_or_else(|e| panic!("run {script}: {e}"));
-    assert!(status.success(), "{script} failed: {status}");
-    out
+    ctxscribe_test_support::generated_dir(script, dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// One row of ../shared/eval/real/manifest.tsv.
-#[derive(Debug, Clone)]
-pub struct RealClip {
-    pub id: String,
-    pub language: String,
-    pub duration_secs: f64,
-    pub reference: String,
-    pub path: PathBuf,
-}
-
+/// The rows of ../shared/eval/real/manifest.tsv, their files prepared.
 pub fn real_clips() -> Vec<RealClip> {
-    let manifest = std::fs::read_to_string(shared_dir().join("eval/real/manifest.tsv"))
-        .expect("read manifest.tsv");
-    let dir = real_clips_dir();
-    manifest
-        .lines()
-        .skip(1)
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            let cols: Vec<&str> = line.split('\t').collect();
-            RealClip {
-                id: cols[0].to_owned(),
-                language: cols[2].to_owned(),
-                duration_secs: cols[3].parse().expect("duration"),
-                reference: cols[4].to_owned(),
-                path: dir.join(format!("{}.wav", cols[0])),
-            }
-        })
-        .collect()
+    ctxscribe_test_support::real_clips_in(&real_clips_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 pub fn real_clip(id: &str) -> RealClip {

@@ -26,17 +26,18 @@
 //! against the window's first pass is printed too. `--concurrency`: requests/s for 5 s
 //! clips with 1, 2 and 4 concurrent requests on one shared transcriber.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
-use ctxscribe::audio::{AudioLimits, decode_to_16k_mono};
-use ctxscribe::context::ContextTerms;
-use ctxscribe::context::parse_messages;
-use ctxscribe::context::prompt::{estimate_tokens, render_prompt};
 use ctxscribe::engine::{EngineConfig, EngineRequest, WhisperEngine, WindowPasses};
 use ctxscribe::{Audio, ContextTranscriber, Decoding, Dictionary, Languages, Message};
+
+mod fw;
+mod sets;
+
+use fw::FasterWhisper;
+use sets::{context_set, joined_set, load_real_clips, long_set};
 
 const RATE: f64 = 16_000.0;
 /// Requests per concurrency level in the throughput bench.
@@ -148,7 +149,7 @@ impl Set {
 }
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = ctxscribe_test_support::repo_root();
     let options = match parse_options(&root) {
         Ok(options) => options,
         Err(message) => {
@@ -156,9 +157,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let shared = std::env::var_os("CTXSCRIBE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared"));
+    let shared = ctxscribe_test_support::shared_dir();
     if let Err(message) = run(&root, &shared, &options) {
         eprintln!("speed: {message}");
         std::process::exit(1);
@@ -181,7 +180,7 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
 
-    let real = load_real_clips(root, shared)?;
+    let real = load_real_clips()?;
     let english: Vec<(String, Vec<f32>, String)> = real
         .iter()
         .filter(|clip| clip.reference_language == "en")
@@ -196,37 +195,7 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
     if english.is_empty() {
         return Err("no English clips in the eval manifest".into());
     }
-    let mut real = Some(real);
-    let mut sets = Vec::new();
-    for name in &options.sets {
-        let set = match name.as_str() {
-            "3s" => joined_set(name, &english, 3.0, 10, options.runs),
-            "5s" => joined_set(name, &english, 5.0, 10, options.runs),
-            "10s" => joined_set(name, &english, 10.0, 10, options.runs),
-            "15s" => joined_set(name, &english, 15.0, 10, options.runs),
-            "60s" => long_set(name, &english, 60.0, options.runs.min(3)),
-            "5min" => long_set(name, &english, 300.0, options.runs.min(2)),
-            "context" => context_set(&shared.join("eval/context"), name, options.runs.min(2))?,
-            "ctx-tuning" | "ctx-validation" => {
-                // benches/ctxset/synthesize.sh writes them (make bench runs it).
-                let half = name.trim_start_matches("ctx-");
-                let dir = root.join("target/ctxset").join(half);
-                if !dir.join("cases.jsonl").is_file() {
-                    println!("speed: skipping {name}: run benches/ctxset/synthesize.sh first");
-                    continue;
-                }
-                context_set(&dir, name, 1)?
-            }
-            "real" => Set {
-                name: name.clone(),
-                clips: real.take().unwrap_or_default(),
-                runs: 1,
-                cases: None,
-            },
-            other => return Err(format!("unknown set {other}")),
-        };
-        sets.push(set);
-    }
+    let sets = build_sets(root, shared, options, real, &english)?;
 
     let mut fw = if options.fw {
         let started = Instant::now();
@@ -261,26 +230,7 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
         rows.push(row);
     }
 
-    println!();
-    println!(
-        "summary ({} threads each; latency = median over clips x runs; load average now {})",
-        options.threads,
-        load_average()
-    );
-    print_row_header();
-    for row in &rows {
-        print_row(row);
-    }
-    println!(
-        "peak RSS: ctxscribe bench process {:.0} MB (includes the test audio)",
-        peak_rss_mb()
-    );
-    if let Some(fw) = fw.as_mut() {
-        println!(
-            "peak RSS: faster-whisper driver {:.0} MB",
-            fw.peak_rss_mb()?
-        );
-    }
+    print_summary(options, &rows, fw.as_mut())?;
 
     if let Some(five) = sets.iter().find(|s| s.name == "5s") {
         bench_second_decode(options, &five.clips)?;
@@ -293,6 +243,78 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
             .find(|s| s.name == "5s")
             .map_or_else(|| joined_set("5s", &english, 5.0, 5, 1), |s| s.copy());
         bench_concurrency(&transcriber, &five.clips);
+    }
+    Ok(())
+}
+
+/// The sets of `options.sets`, from the `real` clips (`english`: the English ones, id,
+/// samples and reference) and the context sets.
+fn build_sets(
+    root: &Path,
+    shared: &Path,
+    options: &Options,
+    real: Vec<Clip>,
+    english: &[(String, Vec<f32>, String)],
+) -> Result<Vec<Set>, String> {
+    let mut real = Some(real);
+    let mut sets = Vec::new();
+    for name in &options.sets {
+        let set = match name.as_str() {
+            "3s" => joined_set(name, english, 3.0, 10, options.runs),
+            "5s" => joined_set(name, english, 5.0, 10, options.runs),
+            "10s" => joined_set(name, english, 10.0, 10, options.runs),
+            "15s" => joined_set(name, english, 15.0, 10, options.runs),
+            "60s" => long_set(name, english, 60.0, options.runs.min(3)),
+            "5min" => long_set(name, english, 300.0, options.runs.min(2)),
+            "context" => context_set(&shared.join("eval/context"), name, options.runs.min(2))?,
+            "ctx-tuning" | "ctx-validation" => {
+                // benches/ctxset/synthesize.sh writes them (make bench runs it).
+                let half = name.trim_start_matches("ctx-");
+                let dir = root.join("target/ctxset").join(half);
+                if !dir.join("cases.jsonl").is_file() {
+                    println!("speed: skipping {name}: run benches/ctxset/synthesize.sh first");
+                    continue;
+                }
+                context_set(&dir, name, 1)?
+            }
+            "real" => Set {
+                name: name.clone(),
+                clips: real.take().unwrap_or_default(),
+                runs: 1,
+                cases: None,
+            },
+            other => return Err(format!("unknown set {other}")),
+        };
+        sets.push(set);
+    }
+    Ok(sets)
+}
+
+/// The summary table of every set's row, and both engines' peak memory.
+fn print_summary(
+    options: &Options,
+    rows: &[Row],
+    fw: Option<&mut FasterWhisper>,
+) -> Result<(), String> {
+    println!();
+    println!(
+        "summary ({} threads each; latency = median over clips x runs; load average now {})",
+        options.threads,
+        load_average()
+    );
+    print_row_header();
+    for row in rows {
+        print_row(row);
+    }
+    println!(
+        "peak RSS: ctxscribe bench process {:.0} MB (includes the test audio)",
+        peak_rss_mb()
+    );
+    if let Some(fw) = fw {
+        println!(
+            "peak RSS: faster-whisper driver {:.0} MB",
+            fw.peak_rss_mb()?
+        );
     }
     Ok(())
 }
@@ -575,272 +597,6 @@ fn bench_concurrency(transcriber: &ContextTranscriber, clips: &[Clip]) {
         );
     }
     println!("peak RSS: ctxscribe bench process {:.0} MB", peak_rss_mb());
-}
-
-/// faster-whisper in a persistent Python process (benches/fw_driver.py).
-struct FasterWhisper {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl FasterWhisper {
-    fn start(root: &Path, options: &Options) -> Result<Self, String> {
-        let python = &options.python;
-        let mut child = Command::new(python)
-            .arg(root.join("benches/fw_driver.py"))
-            .arg(&options.ct2)
-            .arg(options.threads.to_string())
-            .arg(&options.fw_compute)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                format!(
-                    "cannot start {} (run `make bench`, which installs faster-whisper): {e}",
-                    python.display()
-                )
-            })?;
-        let stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let mut fw = FasterWhisper {
-            child,
-            stdin,
-            stdout,
-        };
-        fw.read_reply()?;
-        Ok(fw)
-    }
-
-    fn read_reply(&mut self) -> Result<serde_json::Value, String> {
-        let mut line = String::new();
-        self.stdout
-            .read_line(&mut line)
-            .map_err(|e| format!("faster-whisper driver: {e}"))?;
-        if line.is_empty() {
-            return Err("faster-whisper driver exited".into());
-        }
-        serde_json::from_str(&line).map_err(|e| format!("faster-whisper driver said {line}: {e}"))
-    }
-
-    fn transcribe(&mut self, clip: &Clip, beam: usize) -> Result<(String, f64), String> {
-        // What OpenAI-compatible servers do with context: messages and terms as the prompt.
-        let terms = ContextTerms::from_context(&clip.messages, &clip.dictionary);
-        let prompt = render_prompt(&clip.messages, &terms, &estimate_tokens);
-        let header = serde_json::json!({
-            "n": clip.samples.len(),
-            "prompt": if prompt.is_empty() { None } else { Some(prompt) },
-            "language": clip.fw_language,
-            "beam": beam,
-        });
-        let mut bytes = Vec::with_capacity(clip.samples.len() * 4);
-        for sample in &clip.samples {
-            bytes.extend_from_slice(&sample.to_le_bytes());
-        }
-        self.stdin
-            .write_all(format!("{header}\n").as_bytes())
-            .and_then(|()| self.stdin.write_all(&bytes))
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| format!("faster-whisper driver: {e}"))?;
-        let reply = self.read_reply()?;
-        let text = reply["text"].as_str().unwrap_or_default().to_owned();
-        let secs = reply["secs"].as_f64().unwrap_or(f64::NAN);
-        Ok((text, secs))
-    }
-
-    fn peak_rss_mb(&mut self) -> Result<f64, String> {
-        self.stdin
-            .write_all(b"{\"cmd\": \"rss\"}\n")
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| format!("faster-whisper driver: {e}"))?;
-        Ok(self.read_reply()?["peak_rss_mb"]
-            .as_f64()
-            .unwrap_or(f64::NAN))
-    }
-}
-
-impl Drop for FasterWhisper {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Every clip of ../shared/eval/real with its reference and language, in manifest
-/// order, both engines detecting the language.
-fn load_real_clips(root: &Path, shared: &Path) -> Result<Vec<Clip>, String> {
-    let clips_dir = root.join("target/fixtures/real");
-    let status = Command::new("bash")
-        .arg(root.join("scripts/prepare-eval.sh"))
-        .arg(&clips_dir)
-        .status();
-    if !status.is_ok_and(|s| s.success()) {
-        return Err("scripts/prepare-eval.sh failed".into());
-    }
-    let manifest = std::fs::read_to_string(shared.join("eval/real/manifest.tsv"))
-        .map_err(|e| format!("cannot read the eval manifest: {e}"))?;
-    let mut clips = Vec::new();
-    for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
-        let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() < 5 {
-            continue;
-        }
-        let bytes = std::fs::read(clips_dir.join(format!("{}.wav", cols[0])))
-            .map_err(|e| format!("{}: {e}", cols[0]))?;
-        let pcm = decode_to_16k_mono(&bytes, &AudioLimits::default())
-            .map_err(|e| format!("{}: {e}", cols[0]))?;
-        let mut clip = plain_clip(cols[0].to_owned(), pcm.samples, cols[4].to_owned());
-        cols[2].clone_into(&mut clip.reference_language);
-        clips.push(clip);
-    }
-    Ok(clips)
-}
-
-fn plain_clip(id: String, samples: Vec<f32>, reference: String) -> Clip {
-    Clip {
-        id,
-        samples,
-        reference,
-        messages: Vec::new(),
-        dictionary: Dictionary::default(),
-        languages: Languages::Auto,
-        fw_language: None,
-        reference_language: "en".into(),
-    }
-}
-
-/// Joins clips `order` (indices into `english`) with short silences.
-fn join(english: &[(String, Vec<f32>, String)], order: &[usize]) -> (Vec<f32>, String) {
-    let gap = (GAP_SECS * RATE) as usize;
-    let mut samples = Vec::new();
-    let mut references = Vec::new();
-    for (n, &index) in order.iter().enumerate() {
-        if n > 0 {
-            samples.resize(samples.len() + gap, 0.0);
-        }
-        samples.extend_from_slice(&english[index].1);
-        references.push(english[index].2.as_str());
-    }
-    (samples, references.join(" "))
-}
-
-/// Up to `count` clips of about `target` seconds: consecutive English clips joined until
-/// the length reaches 90 % of the target, kept when it stays under 130 %. The next clip
-/// starts after the last one used (or after the first one tried, when it was too long),
-/// so no two clips share audio.
-fn joined_set(
-    name: &str,
-    english: &[(String, Vec<f32>, String)],
-    target: f64,
-    count: usize,
-    runs: usize,
-) -> Set {
-    let mut clips = Vec::new();
-    let mut start = 0;
-    while clips.len() < count && start < english.len() {
-        let mut order = Vec::new();
-        let mut secs = 0.0;
-        let mut index = start;
-        while secs < 0.9 * target && index < english.len() {
-            order.push(index);
-            secs += english[index].1.len() as f64 / RATE + GAP_SECS;
-            index += 1;
-        }
-        let length = secs - GAP_SECS;
-        if length >= 0.9 * target - GAP_SECS && length <= 1.3 * target {
-            let (samples, reference) = join(english, &order);
-            clips.push(plain_clip(format!("{name}_{start}"), samples, reference));
-            start = index;
-        } else {
-            start += 1;
-        }
-    }
-    Set {
-        name: name.into(),
-        clips,
-        runs,
-        cases: None,
-    }
-}
-
-/// One file of at least `target` seconds: the English clips joined, cycled as needed.
-fn long_set(name: &str, english: &[(String, Vec<f32>, String)], target: f64, runs: usize) -> Set {
-    let mut order = Vec::new();
-    let mut secs = 0.0;
-    let mut index = 0;
-    while secs < target {
-        order.push(index % english.len());
-        secs += english[index % english.len()].1.len() as f64 / RATE + GAP_SECS;
-        index += 1;
-    }
-    let (samples, reference) = join(english, &order);
-    Set {
-        name: name.into(),
-        clips: vec![plain_clip(name.into(), samples, reference)],
-        runs,
-        cases: None,
-    }
-}
-
-/// The context dev set: each case with its messages, dictionary and languages.
-fn context_set(dir: &Path, name: &str, runs: usize) -> Result<Set, String> {
-    let cases = std::fs::read_to_string(dir.join("cases.jsonl"))
-        .map_err(|e| format!("cannot read the context cases: {e}"))?;
-    let mut clips = Vec::new();
-    for line in cases.lines().filter(|l| !l.trim().is_empty()) {
-        let case: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
-        let id = case["id"].as_str().unwrap_or_default().to_owned();
-        let bytes =
-            std::fs::read(dir.join(format!("audio/{id}.wav"))).map_err(|e| format!("{id}: {e}"))?;
-        let pcm = decode_to_16k_mono(&bytes, &AudioLimits::default())
-            .map_err(|e| format!("{id}: {e}"))?;
-        let messages = match case.get("messages") {
-            Some(messages) => parse_messages(&messages.to_string()).map_err(|e| e.to_string())?,
-            None => Vec::new(),
-        };
-        let terms: Vec<String> = case["dictionary"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|t| t.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let dictionary = Dictionary::from_terms(terms).map_err(|e| e.to_string())?;
-        let codes: Vec<String> = case["languages"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|t| t.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let (languages, fw_language) = if codes.is_empty() {
-            (Languages::Auto, None)
-        } else {
-            (
-                Languages::from_codes(&codes).map_err(|e| e.to_string())?,
-                // faster-whisper takes one language or none.
-                (codes.len() == 1).then(|| codes[0].clone()),
-            )
-        };
-        clips.push(Clip {
-            id,
-            samples: pcm.samples,
-            reference: case["reference"].as_str().unwrap_or_default().to_owned(),
-            messages,
-            dictionary,
-            languages,
-            fw_language,
-            reference_language: String::new(),
-        });
-    }
-    Ok(Set {
-        name: name.into(),
-        clips,
-        runs,
-        cases: Some(dir.join("cases.jsonl")),
-    })
 }
 
 fn write_hyps(path: &Path, set: &Set, texts: &[String]) -> Result<(), String> {
