@@ -4,6 +4,9 @@ CARGO ?= cargo
 HOST ?= 127.0.0.1
 PORT ?= 8080
 export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
+# The checkout's models (`make setup`): the library itself only searches
+# $CTXSCRIBE_MODEL_DIR and ~/.local/share/ctxscribe/models, never the checkout.
+export CTXSCRIBE_MODEL_DIR ?= $(abspath $(CURDIR)/models)
 
 .PHONY: setup serve test lint fmt bench eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Tests the Python package as a user gets it: a fresh venv, `pip install .` from the
-# repository root (maturin builds the abi3 wheel, pip installs it), then
+# repository root (done as `pip wheel .` then `pip install` of that wheel: maturin builds
+# the abi3 wheel once, and test_new_user.py installs the same wheel into a venv of its
+# own, outside the checkout, with an empty HOME), then
 #   1. mypy.stubtest: python/ctxscribe/_native.pyi matches the compiled module,
 #   2. mypy --strict on the tests: the stubs type real usage (and reject wrong types),
 #   3. pytest python/tests against the INSTALLED package (real models, real audio).
 # Usage: bash python/run-tests.sh [pytest arguments...]   (after `make setup`)
 # Environment: PYTHON (default python3), CTXSCRIBE_PY_VENV (default target/venv-py),
-# CARGO_TARGET_DIR (default target/, shared with cargo so the core is not rebuilt).
+# CARGO_TARGET_DIR (default target/, shared with cargo so the core is not rebuilt),
+# CTXSCRIBE_MODEL_DIR (default models/: the library never looks into the checkout).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -31,8 +34,13 @@ PY=$VENV/bin/python
 
 step "pip install . (maturin builds the wheel; the first build compiles whisper.cpp)"
 t=$(date +%s)
-"$PY" -m pip install --quiet "$ROOT"
+WHEELS=$ROOT/target/python-wheel
+rm -rf "$WHEELS"
+"$PY" -m pip wheel --quiet --no-deps --wheel-dir "$WHEELS" "$ROOT"
+WHEEL=$(ls "$WHEELS"/ctxscribe-*.whl)
+"$PY" -m pip install --quiet "$WHEEL"
 elapsed "$t"
+export CTXSCRIBE_TEST_WHEEL=$WHEEL
 "$PY" -m pip show --files ctxscribe | grep -E '^(Name|Version|Location):|_native|py.typed'
 
 step "test tools"
@@ -48,4 +56,5 @@ step "mypy --strict on the tests (the stubs as users see them)"
 
 step "pytest against the installed package"
 cd "$ROOT"
+export CTXSCRIBE_MODEL_DIR=${CTXSCRIBE_MODEL_DIR:-$ROOT/models}
 "$VENV/bin/pytest" -c "$ROOT/pyproject.toml" --rootdir "$ROOT" "$@"

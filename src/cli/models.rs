@@ -9,27 +9,38 @@ use crate::error::{Error, Result};
 use crate::model::convert_ct2_to_ggml;
 use crate::model::fetch::{PINNED_MODELS, fetch_model, installed_models, pinned_model};
 
-/// `models fetch`: installs `name` into `dir`, else the fetch directory.
-pub(crate) fn fetch(name: &str, dir: Option<PathBuf>, python: &str) -> Result<()> {
-    let model = pinned_model(name)?;
+/// `models fetch`: installs every model of `names` (all checked before any download)
+/// into `dir`, else the fetch directory.
+pub(crate) fn fetch(
+    names: &[String],
+    dir: Option<PathBuf>,
+    python: &str,
+    keep_ct2: bool,
+) -> Result<()> {
+    let models = names
+        .iter()
+        .map(|name| pinned_model(name))
+        .collect::<Result<Vec<_>>>()?;
     let dir = dir.or_else(config::fetch_model_dir).ok_or_else(|| {
         Error::invalid(
             "dir",
             "no model directory: set CTXSCRIBE_MODEL_DIR or HOME, or pass --dir",
         )
     })?;
-    let started = Instant::now();
-    let report = fetch_model(model, &dir, python, &mut |step| {
-        eprintln!("ctxscribe: {}: {step}", model.name);
-    })?;
-    if report.fetched {
-        println!(
-            "installed {} in {:.1} s",
-            report.path.display(),
-            started.elapsed().as_secs_f64()
-        );
-    } else {
-        println!("{} is installed already", report.path.display());
+    for model in models {
+        let started = Instant::now();
+        let report = fetch_model(model, &dir, python, keep_ct2, &mut |step| {
+            eprintln!("ctxscribe: {}: {step}", model.name);
+        })?;
+        if report.fetched {
+            println!(
+                "installed {} in {:.1} s",
+                report.path.display(),
+                started.elapsed().as_secs_f64()
+            );
+        } else {
+            println!("{} is installed already", report.path.display());
+        }
     }
     Ok(())
 }

