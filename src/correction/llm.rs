@@ -100,50 +100,103 @@ pub fn review(
     let _ = language; // The matcher's relevance mode is language-independent.
     let original = original.trim();
     let proposed = proposed.trim();
-    if original.is_empty() {
-        return LlmReview::rejected(original, "the transcript is empty");
-    }
-    if proposed.is_empty() {
-        return LlmReview::rejected(original, "the proposal is empty");
-    }
-    let (orig_len, prop_len) = (original.chars().count(), proposed.chars().count());
-    let ratio = prop_len as f64 / orig_len as f64;
-    // Short transcripts: a term can legitimately change the length a lot ("read me dot
-    // md" -> "README.md"), so a few characters of slack.
-    let slack = prop_len.abs_diff(orig_len) <= 12;
-    if !slack && !(MIN_LENGTH_RATIO..=MAX_LENGTH_RATIO).contains(&ratio) {
-        return LlmReview::rejected(
-            original,
-            format!("length changed from {orig_len} to {prop_len} characters"),
-        );
+    if let Some(reason) = shape_problem(original, proposed) {
+        return LlmReview::rejected(original, reason);
     }
     let a: Vec<&str> = original.split_whitespace().collect();
     let b: Vec<&str> = proposed.split_whitespace().collect();
     let Some(ops) = diff(&a, &b) else {
         return LlmReview::rejected(original, "too long to compare word by word");
     };
-
-    let mut out: Vec<&str> = Vec::with_capacity(a.len());
-    let mut accepted = Vec::new();
-    let mut reverted = Vec::new();
-    let mut changed_words = 0usize;
+    let mut merged = Merged::default();
     let mut i = 0;
     while i < ops.len() {
         if let Op::Equal(_, y) = ops[i] {
             // Same word; the proposal's outer punctuation is kept.
-            out.push(b[y]);
+            merged.out.push(b[y]);
             i += 1;
             continue;
         }
-        let (mut old, mut new) = (Vec::new(), Vec::new());
-        while i < ops.len() {
-            match ops[i] {
-                Op::Delete(x) => old.push(a[x]),
-                Op::Insert(y) => new.push(b[y]),
-                Op::Equal(..) => break,
-            }
-            i += 1;
+        let (old, new, next) = hunk(&ops, i, &a, &b);
+        i = next;
+        if let Err(reason) = merged.take(old, new, terms) {
+            return LlmReview::rejected(original, reason);
         }
+    }
+    let content_words = a.iter().filter(|w| !core(w).is_empty()).count().max(1);
+    let changed_words = merged.changed_words;
+    if changed_words as f64 / content_words as f64 > MAX_CHANGED_FRACTION {
+        return LlmReview::rejected(
+            original,
+            format!("changes {changed_words} of {content_words} words"),
+        );
+    }
+    LlmReview {
+        text: merged.out.join(" "),
+        accepted: merged.accepted,
+        reverted: merged.reverted,
+        rejected: None,
+    }
+}
+
+/// Why the proposal cannot be a correction of the transcript at all (empty, or its
+/// length changed too much), if it cannot.
+fn shape_problem(original: &str, proposed: &str) -> Option<String> {
+    if original.is_empty() {
+        return Some("the transcript is empty".into());
+    }
+    if proposed.is_empty() {
+        return Some("the proposal is empty".into());
+    }
+    let (orig_len, prop_len) = (original.chars().count(), proposed.chars().count());
+    let ratio = prop_len as f64 / orig_len as f64;
+    // Short transcripts: a term can legitimately change the length a lot ("read me dot
+    // md" -> "README.md"), so a few characters of slack.
+    let slack = prop_len.abs_diff(orig_len) <= 12;
+    (!slack && !(MIN_LENGTH_RATIO..=MAX_LENGTH_RATIO).contains(&ratio))
+        .then(|| format!("length changed from {orig_len} to {prop_len} characters"))
+}
+
+/// The run of deleted (`a`'s) and inserted (`b`'s) words starting at `ops[i]`, and the
+/// index of the op after it.
+fn hunk<'t>(
+    ops: &[Op],
+    mut i: usize,
+    a: &[&'t str],
+    b: &[&'t str],
+) -> (Vec<&'t str>, Vec<&'t str>, usize) {
+    let (mut old, mut new) = (Vec::new(), Vec::new());
+    while i < ops.len() {
+        match ops[i] {
+            Op::Delete(x) => old.push(a[x]),
+            Op::Insert(y) => new.push(b[y]),
+            Op::Equal(..) => break,
+        }
+        i += 1;
+    }
+    (old, new, i)
+}
+
+/// The reviewed text so far and the edits taken or reverted.
+#[derive(Default)]
+struct Merged<'t> {
+    out: Vec<&'t str>,
+    accepted: Vec<LlmEdit>,
+    reverted: Vec<LlmEdit>,
+    /// Content words changed (case fixes aside).
+    changed_words: usize,
+}
+
+impl<'t> Merged<'t> {
+    /// Takes one changed span (`old` words became `new`): punctuation-only changes and
+    /// justified term edits are kept, other rewrites reverted; an added or dropped word
+    /// rejects the whole proposal (the reason is the error).
+    fn take(
+        &mut self,
+        old: Vec<&'t str>,
+        new: Vec<&'t str>,
+        terms: &ContextTerms,
+    ) -> Result<(), String> {
         let old_content = old.iter().filter(|w| !core(w).is_empty()).count();
         let new_content = new.iter().filter(|w| !core(w).is_empty()).count();
         let edit = |kind| LlmEdit {
@@ -153,15 +206,11 @@ pub fn review(
         };
         match (old_content, new_content) {
             (0, 0) => {
-                accepted.push(edit(EditKind::Punctuation));
-                out.extend(&new);
+                self.accepted.push(edit(EditKind::Punctuation));
+                self.out.extend(&new);
             }
-            (0, _) => {
-                return LlmReview::rejected(original, format!("adds \"{}\"", new.join(" ")));
-            }
-            (_, 0) => {
-                return LlmReview::rejected(original, format!("drops \"{}\"", old.join(" ")));
-            }
+            (0, _) => return Err(format!("adds \"{}\"", new.join(" "))),
+            (_, 0) => return Err(format!("drops \"{}\"", old.join(" "))),
             _ => {
                 // A multi-word span written as one term is one change; case fixes are
                 // not counted.
@@ -171,30 +220,18 @@ pub fn review(
                         .zip(&new)
                         .all(|(o, n)| o.to_lowercase() == n.to_lowercase());
                 if !case_only {
-                    changed_words += old_content.min(new_content);
+                    self.changed_words += old_content.min(new_content);
                 }
                 if let Some(kind) = justify(&old, &new, terms) {
-                    accepted.push(edit(kind));
-                    out.extend(&new);
+                    self.accepted.push(edit(kind));
+                    self.out.extend(&new);
                 } else {
-                    reverted.push(edit(EditKind::Spelling));
-                    out.extend(&old);
+                    self.reverted.push(edit(EditKind::Spelling));
+                    self.out.extend(&old);
                 }
             }
         }
-    }
-    let content_words = a.iter().filter(|w| !core(w).is_empty()).count().max(1);
-    if changed_words as f64 / content_words as f64 > MAX_CHANGED_FRACTION {
-        return LlmReview::rejected(
-            original,
-            format!("changes {changed_words} of {content_words} words"),
-        );
-    }
-    LlmReview {
-        text: out.join(" "),
-        accepted,
-        reverted,
-        rejected: None,
+        Ok(())
     }
 }
 
