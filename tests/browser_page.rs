@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use common::server::start;
@@ -18,19 +17,6 @@ use serde_json::Value;
 const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, ask \
                    what you can do for your country.";
 const KEY: &str = "sk-browser-test-key";
-
-/// The Python of `scripts/setup-test-venv.sh`.
-fn venv_python() -> PathBuf {
-    let python = std::env::var_os("CTXSCRIBE_OPENAI_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/venv-openai/bin/python"));
-    assert!(
-        python.is_file(),
-        "{} is missing: run `bash scripts/setup-test-venv.sh` (`make setup` runs it)",
-        python.display()
-    );
-    python
-}
 
 /// One send's outcome as the page shows it.
 fn shown<'a>(result: &'a Value, case: &str) -> (&'a str, &'a str, &'a str) {
@@ -51,7 +37,7 @@ fn the_page_records_streams_and_shows_the_transcript() {
     for old in ["record.png", "page.png", "wrong-key.png"] {
         let _ = std::fs::remove_file(out.join(old));
     }
-    let output = Command::new(venv_python())
+    let output = Command::new(test_venv_python())
         .arg(repo_root().join("tests/browser_page.py"))
         .arg(format!("http://{}", server.addr))
         .arg(KEY)

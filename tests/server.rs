@@ -1658,15 +1658,7 @@ fn api_key_edge_cases() {
 
 #[test]
 fn openai_python_sdk() {
-    let python = std::env::var_os("CTXSCRIBE_OPENAI_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/venv-openai/bin/python"));
-    assert!(
-        python.is_file(),
-        "{} is missing: run `bash scripts/setup-test-venv.sh` (`make setup` runs it) to \
-         install the OpenAI Python SDK for this test",
-        python.display()
-    );
+    let python = test_venv_python();
     let server = start(&[], &[("CTXSCRIBE_API_KEYS", "sk-sdk-test-key")]);
     let output = Command::new(&python)
         .arg(repo_root().join("tests/openai_sdk_client.py"))

@@ -182,19 +182,6 @@ fn events(body: &str) -> Vec<Value> {
         .collect()
 }
 
-/// The Python of `scripts/setup-test-venv.sh`.
-fn sdk_python() -> PathBuf {
-    let python = std::env::var_os("CTXSCRIBE_OPENAI_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/venv-openai/bin/python"));
-    assert!(
-        python.is_file(),
-        "{} is missing: run `bash scripts/setup-test-venv.sh` (`make setup` runs it)",
-        python.display()
-    );
-    python
-}
-
 // ---------------------------------------------------------------------------------------
 // README's examples
 // ---------------------------------------------------------------------------------------
@@ -310,7 +297,7 @@ fn readme_examples_run_as_written() {
     }
 
     // The OpenAI SDK snippets, with the server's address.
-    let python = sdk_python();
+    let python = test_venv_python();
     let snippets: Vec<String> = code_blocks(&readme, "python")
         .into_iter()
         .filter(|block| block.contains("OpenAI(base_url=\"http://127.0.0.1:8080/v1\""))
@@ -497,7 +484,7 @@ fn streaming_ends_with_the_plain_transcript() {
 
 #[test]
 fn openai_python_sdk_streams() {
-    let python = sdk_python();
+    let python = test_venv_python();
     let server = start(&[], &[("CTXSCRIBE_API_KEYS", KEY)]);
     let output = Command::new(&python)
         .arg(repo_root().join("tests/openai_sdk_stream.py"))

@@ -26,6 +26,20 @@ pub fn model(file: &str) -> PathBuf {
     path
 }
 
+/// The Python of `scripts/setup-test-venv.sh` (the OpenAI SDK and Selenium), or
+/// `$CTXSCRIBE_OPENAI_PYTHON`; panics with the command to run when missing.
+pub fn test_venv_python() -> PathBuf {
+    let python = std::env::var_os("CTXSCRIBE_OPENAI_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/venv-openai/bin/python"));
+    assert!(
+        python.is_file(),
+        "{} is missing: run `bash scripts/setup-test-venv.sh` (`make setup` runs it)",
+        python.display()
+    );
+    python
+}
+
 /// Real clips of ../shared/eval/real, all in supported containers (scripts/prepare-eval.sh,
 /// run once per test binary).
 pub fn real_clips_dir() -> PathBuf {
