@@ -32,10 +32,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use ctxscribe::context::{ContextLayers, parse_languages, parse_messages};
-use ctxscribe::{
-    ContextTranscriber, ContextTranscriberBuilder, Decoding, Dictionary, Languages, Message,
-};
+use ctxscribe::context::ContextLayers;
+use ctxscribe::{ContextTranscriber, ContextTranscriberBuilder, Decoding, Dictionary, Languages};
+use ctxscribe_test_support::{ContextCase, read_context_cases};
 
 struct Options {
     mode: String,
@@ -277,46 +276,6 @@ fn load_transcriber(
     }
 }
 
-/// One case of ../shared/eval/context/cases.jsonl, as the request fields.
-struct ContextCase {
-    id: String,
-    messages: Vec<Message>,
-    languages: Languages,
-    dictionary: Dictionary,
-}
-
-fn read_context_cases(path: &Path) -> Result<Vec<ContextCase>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut cases = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
-        let field = |name: &str| value.get(name).map(ToString::to_string).unwrap_or_default();
-        let id = value["id"].as_str().unwrap_or_default().to_owned();
-        let messages = parse_messages(&field("messages"))
-            .map_err(|e| format!("{id}: {e}"))?
-            .into_vec();
-        let languages = parse_languages(&field("languages")).map_err(|e| format!("{id}: {e}"))?;
-        let terms: Vec<String> = value
-            .get("dictionary")
-            .and_then(|d| d.as_array())
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|t| t.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let dictionary = Dictionary::from_terms(terms).map_err(|e| format!("{id}: {e}"))?;
-        cases.push(ContextCase {
-            id,
-            messages,
-            languages,
-            dictionary,
-        });
-    }
-    Ok(cases)
-}
-
 /// Where the bench reads and writes.
 struct Paths {
     /// The repository.
@@ -455,8 +414,7 @@ fn decode_cases(
         if only.as_ref().is_some_and(|ids| !ids.contains(&case.id)) {
             continue;
         }
-        let audio_path = set_dir.join(format!("audio/{}.wav", case.id));
-        let bytes = std::fs::read(&audio_path).unwrap_or_default();
+        let bytes = std::fs::read(case.audio_path(set_dir)).unwrap_or_default();
         let started = Instant::now();
         let result = transcriber.transcribe_blocking(
             bytes.into(),

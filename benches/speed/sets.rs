@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use ctxscribe::audio::{AudioLimits, decode_to_16k_mono};
-use ctxscribe::context::parse_messages;
 use ctxscribe::{Dictionary, Languages};
 
 use super::{Clip, GAP_SECS, RATE, Set};
@@ -115,58 +114,23 @@ pub(crate) fn long_set(
     }
 }
 
-/// The context dev set: each case with its messages, dictionary and languages.
+/// The context dev set: each case with its messages, dictionary and languages
+/// ([`ctxscribe_test_support::read_context_cases`]).
 pub(crate) fn context_set(dir: &Path, name: &str, runs: usize) -> Result<Set, String> {
-    let cases = std::fs::read_to_string(dir.join("cases.jsonl"))
-        .map_err(|e| format!("cannot read the context cases: {e}"))?;
+    let cases_path = dir.join("cases.jsonl");
     let mut clips = Vec::new();
-    for line in cases.lines().filter(|l| !l.trim().is_empty()) {
-        let case: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
-        let id = case["id"].as_str().unwrap_or_default().to_owned();
-        let bytes =
-            std::fs::read(dir.join(format!("audio/{id}.wav"))).map_err(|e| format!("{id}: {e}"))?;
+    for case in ctxscribe_test_support::read_context_cases(&cases_path)? {
+        let bytes = std::fs::read(case.audio_path(dir)).map_err(|e| format!("{}: {e}", case.id))?;
         let pcm = decode_to_16k_mono(&bytes, &AudioLimits::default())
-            .map_err(|e| format!("{id}: {e}"))?;
-        let messages = match case.get("messages") {
-            Some(messages) => parse_messages(&messages.to_string())
-                .map_err(|e| e.to_string())?
-                .into_vec(),
-            None => Vec::new(),
-        };
-        let terms: Vec<String> = case["dictionary"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|t| t.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let dictionary = Dictionary::from_terms(terms).map_err(|e| e.to_string())?;
-        let codes: Vec<String> = case["languages"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|t| t.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let (languages, fw_language) = if codes.is_empty() {
-            (Languages::Auto, None)
-        } else {
-            (
-                Languages::from_codes(&codes).map_err(|e| e.to_string())?,
-                // faster-whisper takes one language or none.
-                (codes.len() == 1).then(|| codes[0].clone()),
-            )
-        };
+            .map_err(|e| format!("{}: {e}", case.id))?;
         clips.push(Clip {
-            id,
+            fw_language: case.single_language(),
+            id: case.id,
             samples: pcm.samples,
-            reference: case["reference"].as_str().unwrap_or_default().to_owned(),
-            messages,
-            dictionary,
-            languages,
-            fw_language,
+            reference: case.reference,
+            messages: case.messages,
+            dictionary: case.dictionary,
+            languages: case.languages,
             reference_language: String::new(),
         });
     }
@@ -174,6 +138,6 @@ pub(crate) fn context_set(dir: &Path, name: &str, runs: usize) -> Result<Set, St
         name: name.into(),
         clips,
         runs,
-        cases: Some(dir.join("cases.jsonl")),
+        cases: Some(cases_path),
     })
 }

@@ -16,39 +16,22 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
+import sys
 import tempfile
 import time
-import wave
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
 import ctxscribe
 
 REPO = Path(__file__).resolve().parents[2]
+# The tests' audio helpers (python/tests/pcm.py), shared with this bench.
+sys.path.insert(0, str(REPO / "python" / "tests"))
+from pcm import float32_16k_mono, write_wav_16k  # noqa: E402
 MODELS = Path(os.environ.get("CTXSCRIBE_MODEL_DIR") or REPO / "models")
 JFK = REPO / "target" / "fixtures" / "real" / "en_whisper_jfk.wav"
-
-
-def pcm16k(path: Path) -> npt.NDArray[np.float32]:
-    """`path` decoded by ffmpeg to 16 kHz mono float32 (what faster-whisper users pass)."""
-    raw = subprocess.run(
-        ["ffmpeg", "-nostdin", "-loglevel", "error", "-i", str(path),
-         "-ar", "16000", "-ac", "1", "-f", "f32le", "-"],
-        check=True, capture_output=True,
-    ).stdout
-    return np.frombuffer(raw, dtype="<f4")
-
-
-def write_wav(path: Path, samples: npt.NDArray[np.float32]) -> None:
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(16000)
-        out.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
 
 
 def interleaved_medians(calls: list[Callable[[], object]], runs: int) -> list[float]:
@@ -69,7 +52,7 @@ def main() -> None:
     parser.add_argument("--models", default="tiny.en,base", help="comma list")
     parser.add_argument("--long", action="store_true", help="also a 60 s clip")
     args = parser.parse_args()
-    jfk = pcm16k(JFK)
+    jfk = float32_16k_mono(JFK)
     clips = {"jfk 11 s": jfk}
     if args.long:
         clips["jfk x6 60 s"] = np.tile(jfk, 6)[: 60 * 16000]
@@ -80,7 +63,7 @@ def main() -> None:
             transcriber = ctxscribe.ContextTranscriber(MODELS / f"ggml-{model}.bin", threads=args.threads)
             for name, samples in clips.items():
                 wav = Path(tmp) / "clip.wav"
-                write_wav(wav, samples)
+                write_wav_16k(wav, samples)
                 data = wav.read_bytes()
                 # The array the WAV file holds, so both inputs are the same samples.
                 same = (np.frombuffer(data[44:], dtype="<i2") / 32768).astype(np.float32)

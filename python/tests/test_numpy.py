@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 import wave
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 import ctxscribe
 
+from pcm import float32_16k_mono, write_wav_16k
 from support import assert_segments_cover, normalized
 
 
@@ -23,16 +23,6 @@ def _int16_frames(path: Path) -> tuple[npt.NDArray[np.int16], int]:
         frames = wav.readframes(wav.getnframes())
         channels, rate = wav.getnchannels(), wav.getframerate()
     return np.frombuffer(frames, dtype="<i2").reshape(-1, channels), rate
-
-
-def _float32_16k_mono(path: Path) -> npt.NDArray[np.float32]:
-    """`path` decoded by ffmpeg to 16 kHz mono float32 (what faster-whisper users pass)."""
-    raw = subprocess.run(
-        ["ffmpeg", "-nostdin", "-loglevel", "error", "-i", str(path),
-         "-ar", "16000", "-ac", "1", "-f", "f32le", "-"],
-        check=True, capture_output=True,
-    ).stdout
-    return np.frombuffer(raw, dtype="<f4")
 
 
 def _is_jfk(text: str) -> bool:
@@ -56,13 +46,9 @@ def test_int16_stereo_at_44k(tiny: ctxscribe.ContextTranscriber, jfk_wav: Path) 
 def test_float_arrays_match_the_wav_file_and_are_not_slower(
     tiny: ctxscribe.ContextTranscriber, jfk_wav: Path, tmp_path: Path
 ) -> None:
-    mono = _float32_16k_mono(jfk_wav)
+    mono = float32_16k_mono(jfk_wav)
     wav_path = tmp_path / "jfk16k.wav"
-    with wave.open(str(wav_path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(16000)
-        out.writeframes((np.clip(mono, -1, 1) * 32767).astype("<i2").tobytes())
+    write_wav_16k(wav_path, mono)
     tiny.transcribe(mono, sample_rate=16000)  # warm up
     started = time.perf_counter()
     from_wav = tiny.transcribe(wav_path)

@@ -1,11 +1,16 @@
 //! What ctxscribe's integration tests (`tests/common`) and benches (`benches/eval.rs`,
 //! `benches/speed/`) share: the repository's paths, ../shared, the models of
-//! `make setup`, and the real clips of ../shared/eval/real with their manifest.
+//! `make setup`, the real clips of ../shared/eval/real with their manifest, and the
+//! cases of the context sets ([`read_context_cases`]).
 //!
 //! Errors are returned as text for the benches to print; the tests' wrappers panic.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+mod context_cases;
+
+pub use context_cases::{ContextCase, parse_context_cases, read_context_cases};
 
 /// The repository root (this crate lives in its `support/`).
 #[must_use]
