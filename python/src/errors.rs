@@ -175,3 +175,80 @@ fn new_error(py: Python<'_>, code: ErrorCode, param: Option<&str>, message: &str
     };
     build().unwrap_or_else(|failure| failure)
 }
+
+#[cfg(test)]
+mod tests {
+    //! The Python-side lists of exception names (the literal `__all__`s that mypy and
+    //! stubtest need, and the stub's classes) against [`subclass`], the one list.
+
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    const STUB: &str = include_str!("../ctxscribe/_native.pyi");
+    const INIT: &str = include_str!("../ctxscribe/__init__.py");
+
+    /// The quoted names of the literal `__all__ = [...]` in `source`.
+    fn literal_all(source: &str) -> Vec<&str> {
+        let start = source.find("__all__ = [").expect("a literal __all__") + "__all__ = [".len();
+        let end = start + source[start..].find(']').expect("the end of __all__");
+        source[start..end]
+            .split(',')
+            .map(|item| item.trim().trim_matches('"'))
+            .filter(|name| !name.is_empty())
+            .collect()
+    }
+
+    /// The exception names of `names`: the ones ending in `Error`.
+    fn errors<'a>(names: impl IntoIterator<Item = &'a str>) -> BTreeSet<&'a str> {
+        names.into_iter().filter(|n| n.ends_with("Error")).collect()
+    }
+
+    /// The base class and one subclass per code, from [`subclass`].
+    fn expected() -> BTreeSet<&'static str> {
+        let mut names: BTreeSet<&str> = ErrorCode::ALL.iter().map(|c| subclass(*c).name).collect();
+        assert_eq!(
+            names.len(),
+            ErrorCode::ALL.len(),
+            "one distinct class per code"
+        );
+        names.insert(BASE.0);
+        names
+    }
+
+    #[test]
+    fn every_exception_list_is_the_code_list() {
+        assert_eq!(errors(literal_all(STUB)), expected(), "_native.pyi __all__");
+        assert_eq!(errors(literal_all(INIT)), expected(), "__init__.py __all__");
+        // __init__.py re-exports the native module's public names, no more, no fewer.
+        let stub_public: BTreeSet<&str> = literal_all(STUB)
+            .into_iter()
+            .filter(|n| *n == "__version__" || !n.starts_with('_'))
+            .collect();
+        let init: BTreeSet<&str> = literal_all(INIT).into_iter().collect();
+        assert_eq!(init, stub_public);
+    }
+
+    #[test]
+    fn the_stub_declares_each_class_with_its_bases() {
+        for code in ErrorCode::ALL {
+            let name = subclass(code).name;
+            let bases = match code.class() {
+                ErrorClass::Client => "TranscriptionError, ValueError",
+                ErrorClass::Server => "TranscriptionError",
+            };
+            let declaration = format!("\nclass {name}({bases}):");
+            assert!(
+                STUB.contains(&declaration),
+                "_native.pyi lacks {declaration:?}"
+            );
+            assert!(!subclass(code).doc.is_empty(), "{name} has a docstring");
+        }
+        assert!(STUB.contains(&format!("\nclass {}(Exception):", BASE.0)));
+        assert_eq!(
+            STUB.matches("(TranscriptionError").count(),
+            ErrorCode::ALL.len(),
+            "no stub class without a code"
+        );
+    }
+}
