@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Streams a transcription with the official OpenAI Python SDK (run by tests/server_apps.rs).
+"""Streams a transcription with the official OpenAI Python SDK (run by tests/server_streaming.rs).
 
 usage: openai_sdk_stream.py BASE_URL API_KEY AUDIO_FILE
 

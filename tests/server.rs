@@ -17,13 +17,11 @@ use std::process::{Command, ExitStatus};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
+use common::apps::{JFK, TRANSCRIPTIONS, request_head};
 use common::server::{Server, launch, start};
 use common::*;
 use serde_json::{Value, json};
 
-const TRANSCRIPTIONS: &str = "/v1/audio/transcriptions";
-const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, ask \
-                   what you can do for your country.";
 const MIB: usize = 1024 * 1024;
 
 impl Server {
@@ -97,17 +95,7 @@ impl Server {
         headers: &[(&str, &str)],
         body: Option<(&str, &[u8])>,
     ) -> Reply {
-        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.addr);
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        if let Some((content_type, bytes)) = body {
-            head.push_str(&format!(
-                "Content-Type: {content_type}\r\nContent-Length: {}\r\n",
-                bytes.len()
-            ));
-        }
-        head.push_str("Connection: close\r\n\r\n");
+        let head = request_head(self.addr, method, path, headers, body);
         exchange(self.addr, head.as_bytes(), body.map_or(&[][..], |(_, b)| b))
     }
 

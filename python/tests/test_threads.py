@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,13 +31,10 @@ def test_threads_share_one_transcriber(
     assert max(start for start, _ in intervals) < min(end for _, end in intervals)
 
 
-def test_the_gil_is_released_during_transcription(
-    base: ctxscribe.ContextTranscriber, jfk_wav: Path
-) -> None:
-    # base on the 11 s jfk clip: long enough to count ticks (tiny on a short clip now
-    # returns in about 0.06 s).
-    # A Python thread that needs the GIL every millisecond. Were the GIL held during
-    # `transcribe`, it could not tick at all until the call returned.
+def ticks_during(call: Callable[[], object]) -> tuple[int, float]:
+    """How often a Python thread that needs the GIL every millisecond ticked during
+    `call`, and the seconds `call` took. Were the GIL held during the call, the thread
+    could not tick at all until it returned."""
     ticks = 0
     stop = threading.Event()
 
@@ -52,12 +50,21 @@ def test_the_gil_is_released_during_transcription(
         time.sleep(0.05)
         before = ticks
         started = time.perf_counter()
-        base.transcribe(jfk_wav)
+        call()
         elapsed = time.perf_counter() - started
         during = ticks - before
     finally:
         stop.set()
         thread.join()
+    return during, elapsed
+
+
+def test_the_gil_is_released_during_transcription(
+    base: ctxscribe.ContextTranscriber, jfk_wav: Path
+) -> None:
+    # base on the 11 s jfk clip: long enough to count ticks (tiny on a short clip now
+    # returns in about 0.06 s).
+    during, elapsed = ticks_during(lambda: base.transcribe(jfk_wav))
     assert elapsed > 0.1, "the call is too quick to tell"
     # At most 1 tick per ms; allow for a busy machine, but far more than the ~1 tick
     # a GIL-holding call would leave room for.
@@ -65,26 +72,6 @@ def test_the_gil_is_released_during_transcription(
 
 
 def test_loading_a_model_releases_the_gil(tiny_model: Path) -> None:
-    ticks = 0
-    stop = threading.Event()
-
-    def ticker() -> None:
-        nonlocal ticks
-        while not stop.is_set():
-            ticks += 1
-            time.sleep(0.001)
-
-    thread = threading.Thread(target=ticker)
-    thread.start()
-    try:
-        time.sleep(0.05)
-        before = ticks
-        started = time.perf_counter()
-        ctxscribe.ContextTranscriber(tiny_model)
-        elapsed = time.perf_counter() - started
-        during = ticks - before
-    finally:
-        stop.set()
-        thread.join()
+    during, elapsed = ticks_during(lambda: ctxscribe.ContextTranscriber(tiny_model))
     if elapsed > 0.1:
         assert during >= 10, f"{during} ticks in {elapsed:.2f} s"

@@ -2,6 +2,8 @@
 //! one transcriber per test binary, and the scorer's word normalisation.
 #![allow(dead_code)]
 
+#[cfg(feature = "server")]
+pub mod apps;
 pub mod audio;
 #[cfg(feature = "server")]
 pub mod server;
