@@ -164,8 +164,8 @@ fn main() {
     }
 }
 
-fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
-    println!("load average at start: {}", load_average());
+/// ctxscribe with `options`' threads, model and beam; prints it and its load time.
+fn load_transcriber(options: &Options) -> Result<ContextTranscriber, String> {
     let mut builder = ContextTranscriber::builder().with_threads(options.threads);
     if let Some(model) = &options.model {
         builder = builder.with_model_path(model);
@@ -179,6 +179,12 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
         "ctxscribe: {transcriber:?}, loaded in {:.2} s",
         started.elapsed().as_secs_f64()
     );
+    Ok(transcriber)
+}
+
+fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
+    println!("load average at start: {}", load_average());
+    let transcriber = load_transcriber(options)?;
 
     let real = load_real_clips()?;
     let english: Vec<(String, Vec<f32>, String)> = real
