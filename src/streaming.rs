@@ -1,10 +1,29 @@
-//! Transcripts as they are decoded: the text of each window of speech as soon as it is
-//! final, and cancellation of a transcription nobody waits for any more.
+//! Transcripts as they are decoded, and cancellation of a transcription nobody waits
+//! for any more.
 //!
-//! [`ContextTranscriber::transcribe_request_streaming`] reports text per window (up to
-//! 28 s of speech; see [`crate::engine::windows`]), after the context's corrections of
-//! that window, so no later step takes a reported word back, except the optional LLM
-//! review of the whole transcript (`CTXSCRIBE_LLM_URL`), which runs after the last window.
+//! [`ContextTranscriber::transcribe_request_streaming`] reports text at two grains:
+//!
+//! - **A request without context terms** (no dictionary and no messages, or none that
+//!   give a term): every window's text is its plain decode, so it is reported segment by
+//!   segment. Each time the window's first attempt (greedy, temperature 0) closes a timed
+//!   segment (a timestamp token after text), and its text so far would pass the
+//!   temperature fallback's checks (average log-probability, compression ratio), the
+//!   window's text so far is reported ([`crate::engine::SegmentWatcher`]). A window may
+//!   then be decoded again: temperature fallback, or the retry without the previous
+//!   window's text when the first attempt loops. Sent text cannot be taken back, so once
+//!   the window is final, only the final text's extension of what was sent for it is
+//!   sent, when it extends it; when it does not, nothing more is sent for that window
+//!   (the next window's text follows after a space). The returned transcript (and the
+//!   server's `transcript.text.done`) is always the authoritative text, exactly the
+//!   non-streamed transcript: the deltas joined equal it unless a window was replaced
+//!   this way (or the LLM review below rewrote it).
+//! - **A request with context terms**: the window's corrections need the whole window,
+//!   so the text is reported per window (up to 28 s of speech; see
+//!   [`crate::engine::windows`]), after its corrections; no later step takes a reported
+//!   word back.
+//!
+//! In both, the optional LLM review of the whole transcript (`CTXSCRIBE_LLM_URL`) runs
+//! after the last window and may change text already reported.
 //!
 //! Cancellation rides the engine's deadline checks (between decoding steps): a
 //! [`CancelFlag`] set from another thread stops the transcription at its next check with
@@ -14,44 +33,63 @@ pub use crate::engine::cancel::CancelFlag;
 use crate::engine::cancel::{check_cancelled, with_cancel};
 use crate::error::Result;
 use crate::request::TranscriptionRequest;
-use crate::transcriber::ContextTranscriber;
+use crate::transcriber::{ContextTranscriber, WindowText};
 use crate::transcript::Transcript;
 
-/// Turns the windows' final texts into deltas whose concatenation is the engine's
-/// transcript: the windows joined by a space, whitespace-normalised (as the engine joins
-/// them).
+/// Turns the windows' texts (while decoded, and final) into deltas that only extend what
+/// was sent: joined, they are the engine's transcript (the windows joined by a space,
+/// whitespace-normalised, as the engine joins them) unless a window's final text does
+/// not extend what was sent of it.
 #[derive(Debug, Default)]
 struct Deltas {
-    /// Every window's text so far, joined by spaces.
-    joined: String,
-    /// The normalised text reported so far.
-    sent: String,
+    /// Text was sent: the next window's starts with a space.
+    sent_any: bool,
+    /// The current window's text sent so far, whitespace-normalised.
+    window: String,
 }
 
 impl Deltas {
-    /// The new text after `window`'s, if any.
-    fn push(&mut self, window: &str) -> Option<String> {
-        if window.is_empty() {
+    /// The delta for `text`, the current window's text so far or (`last`) its final one.
+    fn push(&mut self, text: WindowText<'_>) -> Option<String> {
+        let (text, last) = match text {
+            WindowText::Decoding(text) => (text, false),
+            WindowText::Final(text) => (text, true),
+        };
+        let delta = self.extend(text);
+        if last {
+            self.window.clear();
+        }
+        delta
+    }
+
+    /// What `text` adds to the current window's text sent so far, if it extends it.
+    fn extend(&mut self, text: &str) -> Option<String> {
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let rest = text.strip_prefix(self.window.as_str())?;
+        if rest.is_empty() {
             return None;
         }
-        if !self.joined.is_empty() {
-            self.joined.push(' ');
-        }
-        self.joined.push_str(window);
-        let normalised = self.joined.split_whitespace().collect::<Vec<_>>().join(" ");
-        let delta = normalised.strip_prefix(self.sent.as_str())?.to_owned();
-        self.sent = normalised;
-        (!delta.is_empty()).then_some(delta)
+        let space = if self.window.is_empty() && self.sent_any {
+            " "
+        } else {
+            ""
+        };
+        let delta = format!("{space}{rest}");
+        self.window = text;
+        self.sent_any = true;
+        Some(delta)
     }
 }
 
 impl ContextTranscriber {
     /// Like [`ContextTranscriber::transcribe_request_blocking`], reporting the text as it
-    /// is decoded: `on_delta` gets each window's new text (the first without, the next
-    /// with a leading space) once that window is final, on the engine's thread; keep it
-    /// quick. Joined, the deltas are the returned [`Transcript::text`], unless the LLM
-    /// review changed the whole text at the end. `cancel` stops the transcription at the
-    /// engine's next check.
+    /// is decoded (see the [module](crate::streaming) for the grain): `on_delta` gets
+    /// each new piece of text (a piece that starts a window after another one starts with
+    /// a space), on the engine's thread; keep it quick. Joined, the deltas are the
+    /// returned [`Transcript::text`] unless a window decoded again did not extend the
+    /// text already reported of it, or the LLM review changed the text at the end; the
+    /// returned transcript is always the non-streamed one. `cancel` stops the
+    /// transcription at the engine's next check.
     ///
     /// # Errors
     /// As [`ContextTranscriber::transcribe_request_blocking`];
@@ -63,14 +101,14 @@ impl ContextTranscriber {
         on_delta: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Transcript> {
         let mut deltas = Deltas::default();
-        let mut on_window = |window: &str| {
-            if let Some(delta) = deltas.push(window) {
+        let mut on_text = |text: WindowText<'_>| {
+            if let Some(delta) = deltas.push(text) {
                 on_delta(&delta);
             }
         };
         with_cancel(Some(cancel.clone()), || {
             check_cancelled()?;
-            self.transcribe_observed(request, &mut on_window)
+            self.transcribe_observed(request, &mut on_text)
         })
     }
 }
@@ -78,9 +116,10 @@ impl ContextTranscriber {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use WindowText::{Decoding, Final};
 
     #[test]
-    fn deltas_join_as_the_engine_joins_windows() {
+    fn final_windows_join_as_the_engine_joins_them() {
         let mut deltas = Deltas::default();
         let windows = [
             " And so my fellow Americans, ",
@@ -88,7 +127,10 @@ mod tests {
             "  ask not  ",
             "what you can do.",
         ];
-        let pieces: Vec<String> = windows.iter().filter_map(|w| deltas.push(w)).collect();
+        let pieces: Vec<String> = windows
+            .iter()
+            .filter_map(|w| deltas.push(Final(w)))
+            .collect();
         assert_eq!(
             pieces,
             [
@@ -103,6 +145,37 @@ mod tests {
             .collect::<Vec<_>>()
             .join(" ");
         assert_eq!(pieces.concat(), engine);
-        assert_eq!(deltas.push("   "), None);
+        assert_eq!(deltas.push(Final("   ")), None);
+    }
+
+    #[test]
+    fn segments_stream_and_a_replaced_window_sends_only_an_extension() {
+        let mut deltas = Deltas::default();
+        let events = [
+            Decoding("And so,"),
+            Decoding("And so, my fellow"),
+            Final("And so, my fellow Americans,"),
+            // Decoded again: the final text extends what was sent.
+            Decoding("ask not"),
+            Final("ask not what"),
+            // Decoded again: the final text rewrites what was sent, so nothing more.
+            Decoding("The word is fair."),
+            Final("Your power is sufficient."),
+            Decoding("I said."),
+            Final("I said."),
+        ];
+        let pieces: Vec<String> = events.iter().filter_map(|&e| deltas.push(e)).collect();
+        assert_eq!(
+            pieces,
+            [
+                "And so,",
+                " my fellow",
+                " Americans,",
+                " ask not",
+                " what",
+                " The word is fair.",
+                " I said."
+            ]
+        );
     }
 }

@@ -2,7 +2,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::audio::{AudioLimits, TARGET_SAMPLE_RATE};
@@ -27,6 +27,16 @@ const FALLBACK_BEAMS: usize = 5;
 const DICTIONARY_BIAS_WEIGHT: f32 = 1.0;
 /// Biasing weight of a term mined from the messages (it may not be said).
 const MINED_BIAS_WEIGHT: f32 = 0.8;
+
+/// A window's text as [`ContextTranscriber::transcribe_observed`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WindowText<'a> {
+    /// The window's plain decode so far: the segments its first (greedy,
+    /// temperature-0) attempt has closed. A later attempt may still replace it.
+    Decoding(&'a str),
+    /// The window's final text, the context's corrections included.
+    Final(&'a str),
+}
 
 /// Transcribes audio files, helped by chat-style context and a dictionary of terms.
 ///
@@ -145,15 +155,17 @@ impl ContextTranscriber {
     /// # Errors
     /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
     pub fn transcribe_request_blocking(&self, request: TranscriptionRequest) -> Result<Transcript> {
-        self.transcribe_observed(request, &mut |_: &str| {})
+        self.transcribe_observed(request, &mut |_: WindowText<'_>| {})
     }
 
-    /// [`ContextTranscriber::transcribe_request_blocking`], handing `on_window` each
-    /// window's final text as soon as it is known (for `crate::streaming`).
+    /// [`ContextTranscriber::transcribe_request_blocking`], handing `on_text` each
+    /// window's text as soon as it is known (for `crate::streaming`): while a window is
+    /// decoded ([`WindowText::Decoding`], requests whose context gives no terms only),
+    /// and once it is final ([`WindowText::Final`]), in the engine's window order.
     pub(crate) fn transcribe_observed(
         &self,
         request: TranscriptionRequest,
-        on_window: &mut (dyn FnMut(&str) + Send),
+        on_text: &mut (dyn FnMut(WindowText<'_>) + Send),
     ) -> Result<Transcript> {
         let TranscriptionRequest {
             audio,
@@ -167,7 +179,7 @@ impl ContextTranscriber {
         let decoded = Instant::now();
         let terms = ContextTerms::from_context(&messages, &dictionary);
         let (output, edits) =
-            self.recognise(&samples, &languages, &messages, &terms, deadline, on_window)?;
+            self.recognise(&samples, &languages, &messages, &terms, deadline, on_text)?;
         let mut text = output.text;
         // Issue 8: the optional LLM correction, after the phonetic one; only the edits
         // `correction::llm::review` can justify are kept.
@@ -205,7 +217,7 @@ impl ContextTranscriber {
         messages: &[Message],
         terms: &ContextTerms,
         deadline: Option<Instant>,
-        on_window: &mut (dyn FnMut(&str) + Send),
+        on_text: &mut (dyn FnMut(WindowText<'_>) + Send),
     ) -> Result<(EngineOutput, Vec<Verdict>)> {
         let request = EngineRequest {
             samples,
@@ -216,13 +228,26 @@ impl ContextTranscriber {
         };
         let corrector = Corrector::new(terms);
         let mut verdicts = Vec::new();
+        let on_text = Mutex::new(on_text);
+        let tell = |text: WindowText<'_>| {
+            (*on_text.lock().unwrap_or_else(PoisonError::into_inner))(text);
+        };
         let mut judge = |window: &mut dyn WindowPasses| {
             let text = self.judge_window(window, messages, terms, &corrector, &mut verdicts)?;
-            on_window(&text);
+            tell(WindowText::Final(&text));
             Ok(text)
         };
+        // Without terms a window's text is its plain decode: shown while it is decoded.
+        // With them, the corrections need the whole window.
+        let mut watch = |text: &str| {
+            if terms.is_empty() {
+                tell(WindowText::Decoding(text));
+            }
+        };
         let output = catch_unwind(AssertUnwindSafe(|| {
-            self.inner.engine.transcribe_windows(&request, &mut judge)
+            self.inner
+                .engine
+                .transcribe_windows_watched(&request, &mut judge, &mut watch)
         }))
         .unwrap_or_else(|_| {
             Err(Error::TranscriptionFailed {

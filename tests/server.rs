@@ -1307,6 +1307,20 @@ fn hostile_cases() -> Vec<Hostile> {
             "unsupported_audio_type",
             Some("file"),
         ),
+        case(
+            "stream neither true nor false",
+            with_wav().text("stream", "yes please"),
+            400,
+            "invalid_request",
+            Some("stream"),
+        ),
+        case(
+            "stream of 1 MiB",
+            with_wav().text("stream", &"true".repeat(MIB / 4)),
+            400,
+            "invalid_request",
+            Some("stream"),
+        ),
         // Multipart framing.
         case(
             "two file parts",
@@ -1399,16 +1413,39 @@ fn hostile_input_gets_bounded_typed_answers_and_memory_returns_to_baseline() {
         );
         assert_error(&reply, 400, "audio_decode_failed", Some("file"));
     };
+    // Streaming clients of a 39 s clip (several deltas): one that reads nothing until
+    // its transcription is over, then hangs up; one that hangs up after the first delta.
+    let long = sse::joined_clip(
+        "hostile-39s",
+        &[
+            "en_whisper_jfk",
+            "en_picovoice_quilter",
+            "en_ls_file_1221-135766-0001",
+            "en_fw_stereo_left",
+        ],
+    );
+    let streams = || {
+        let unread = sse::send(&server, &long, &[("stream", "true")]);
+        server.wait_for_places(1, 0, Duration::from_secs(60), "an unread stream starts");
+        server.wait_for_places(0, 0, Duration::from_secs(120), "an unread stream ends");
+        drop(unread);
+        let mut hangs_up = sse::send(&server, &long, &[("stream", "true")]);
+        assert!(sse::read_until(&mut hangs_up, b"transcript.text.delta"));
+        drop(hangs_up);
+        server.wait_for_places(0, 0, Duration::from_secs(60), "a stream hung up mid-way");
+    };
 
     // Round 0 warms the allocator; the baseline is taken after it.
     run_all(0);
     run_raw();
     endless_header();
+    streams();
     let baseline = rss_kib(pid);
     for round in 1..=2 {
         run_all(round);
         run_raw();
         endless_header();
+        streams();
     }
     let after = rss_kib(pid);
     eprintln!("hostile: server RSS {baseline} KiB after round 0, {after} KiB after 2 more rounds");

@@ -15,6 +15,9 @@
 //!   the decode returns to that step and picks without the bonus (sherpa-onnx's context
 //!   graph withdraws such bonuses from a beam's score; a greedy decoder withdraws the
 //!   choice).
+//! - The greedy temperature-0 attempt of an unbiased decode can report each segment as
+//!   a timestamp closes it ([`SegmentHook`]), while its text so far passes the checks
+//!   above: the caller can show it before the window is final.
 
 use std::time::Instant;
 
@@ -77,6 +80,19 @@ pub(crate) struct DecodeRequest<'a> {
     /// the first copy: for prompted decodes, which on a trimmed encoding may read the
     /// sentence again instead of ending.
     pub(crate) stop_at_repeat: bool,
+    /// Told of each segment the first, greedy (temperature-0) attempt closes
+    /// ([`report_segment`]); [`fall_back`]'s attempts ignore it.
+    pub(crate) on_segment: Option<SegmentHook<'a>>,
+}
+
+/// Gets an attempt's transcript tokens so far each time a timestamp closes a segment.
+#[derive(Clone, Copy)]
+pub(crate) struct SegmentHook<'a>(pub(crate) &'a dyn Fn(&[i32]));
+
+impl std::fmt::Debug for SegmentHook<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SegmentHook")
+    }
 }
 
 /// The outcome of a decode.
@@ -156,6 +172,11 @@ pub(crate) fn fall_back(
     request: &DecodeRequest<'_>,
     first: Decoded,
 ) -> Result<Decoded> {
+    // The later attempts' segments are not shown: they replace text already shown.
+    let request = &DecodeRequest {
+        on_segment: None,
+        ..*request
+    };
     let mut decoded = first;
     let mut failed: Vec<Decoded> = Vec::new();
     for index in 1..=TEMPERATURES.len() {
@@ -429,6 +450,7 @@ fn sample_or_pick(
                 logprobs.truncate(cut);
                 break;
             }
+            report_segment(vocabulary, request, &sequence[prefix.len()..], &logprobs);
         }
         if let Some(bias) = request.bias
             && let Some(position) =
@@ -453,6 +475,34 @@ fn sample_or_pick(
         end_logprob,
         over_budget,
     })
+}
+
+/// Hands `generated` to the request's [`SegmentHook`] when its last token closes a
+/// segment (a timestamp after text) of an unbiased attempt (no bias withdrawal can
+/// rewind it) whose text so far would pass the fallback's checks (average
+/// log-probability, compression ratio): segments of an attempt bound to fail are not
+/// shown.
+fn report_segment(
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+    generated: &[i32],
+    logprobs: &[f32],
+) {
+    let Some(SegmentHook(hook)) = request.on_segment else {
+        return;
+    };
+    let closes = matches!(generated, [.., text, stamp]
+        if vocabulary.is_text(*text) && vocabulary.is_timestamp(*stamp));
+    if request.bias.is_some() || !closes {
+        return;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let avg_logprob = logprobs.iter().sum::<f32>() / logprobs.len().max(1) as f32;
+    if avg_logprob >= MIN_AVG_LOGPROB
+        && compression_ratio(&vocabulary.text_of(generated)) <= MAX_COMPRESSION_RATIO
+    {
+        hook(generated);
+    }
 }
 
 /// The token of `row` chosen at `temperature` (the most likely at 0, else sampled) and

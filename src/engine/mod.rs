@@ -153,3 +153,10 @@ pub trait WindowPasses {
 
 /// The per-window judge: given a window's passes, the window's final text.
 pub type WindowJudge<'a> = dyn FnMut(&mut dyn WindowPasses) -> crate::Result<String> + Send + 'a;
+
+/// Watches a window while it is decoded: gets the window's text so far (its timed
+/// segments the first, temperature-0, greedy attempt has closed, filtered and joined as
+/// the window's text is) each time that attempt closes a segment whose text so far
+/// passes the temperature fallback's checks. A later attempt (fallback) may still replace
+/// the window's text: the window's final text is what its judge answers.
+pub type SegmentWatcher<'a> = dyn FnMut(&str) + Send + 'a;

@@ -257,6 +257,60 @@ impl Vocabulary {
     }
 }
 
+/// One segment of a decode: its text tokens and, when timed, its start and end
+/// (timestamp steps).
+pub(crate) struct TokenSegment<'t> {
+    pub(crate) start: Option<usize>,
+    pub(crate) end: Option<usize>,
+    pub(crate) tokens: &'t [i32],
+}
+
+/// The segments of a decode's tokens: untimed, one; timed, one per pair of timestamps
+/// (a last segment without its closing timestamp ends where its text ends).
+pub(crate) fn segments<'t>(vocabulary: &Vocabulary, tokens: &'t [i32]) -> Vec<TokenSegment<'t>> {
+    if !tokens.first().is_some_and(|&t| vocabulary.is_timestamp(t)) {
+        return vec![TokenSegment {
+            start: None,
+            end: None,
+            tokens,
+        }];
+    }
+    let mut out = Vec::new();
+    let mut start: Option<(usize, usize)> = None; // (token index, timestamp)
+    for (i, &token) in tokens.iter().enumerate() {
+        let Some(stamp) = vocabulary
+            .is_timestamp(token)
+            .then(|| vocabulary.timestamp_index(token))
+            .flatten()
+        else {
+            continue;
+        };
+        match start {
+            None => start = Some((i, stamp)),
+            Some((from, begin)) => {
+                if i > from + 1 {
+                    out.push(TokenSegment {
+                        start: Some(begin),
+                        end: Some(stamp),
+                        tokens: &tokens[from + 1..i],
+                    });
+                }
+                start = Some((i, stamp));
+            }
+        }
+    }
+    if let Some((from, begin)) = start
+        && from + 1 < tokens.len()
+    {
+        out.push(TokenSegment {
+            start: Some(begin),
+            end: None,
+            tokens: &tokens[from + 1..],
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -320,5 +374,25 @@ pub(crate) mod tests {
             v.text_of(&[v.special.sot, 3, 4, v.timestamp_token(5), 11, v.special.eot]),
             " a b."
         );
+    }
+
+    #[test]
+    fn timed_tokens_split_into_segments() {
+        let v = tiny_vocabulary();
+        let t = |i| v.timestamp_token(i);
+        let tokens = [t(0), 3, 4, t(50), t(50), 1, t(120), t(130), 2];
+        let segs = segments(&v, &tokens);
+        assert_eq!(segs.len(), 3);
+        assert_eq!(
+            (segs[0].start, segs[0].end, segs[0].tokens),
+            (Some(0), Some(50), &[3, 4][..])
+        );
+        assert_eq!((segs[1].start, segs[1].end), (Some(50), Some(120)));
+        assert_eq!(
+            (segs[2].start, segs[2].end, segs[2].tokens),
+            (Some(130), None, &[2][..])
+        );
+        let untimed = segments(&v, &[3, 4]);
+        assert_eq!((untimed.len(), untimed[0].start), (1, None));
     }
 }

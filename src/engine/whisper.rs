@@ -7,19 +7,22 @@
 //! whatever the caller's per-window judge asks for: prompted and biased decodes, scores
 //! of candidate texts ([`EncodedWindow`]).
 
+use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use super::biasing::{BiasPhrase, BiasStrength, TermBias};
 use super::binding::{DecoderState, Model};
-use super::decode::{self, DecodeRequest, Decoded, check_deadline};
+use super::decode::{self, DecodeRequest, SegmentHook, check_deadline};
 use super::detect::detect_language;
 use super::pool::Pool;
 use super::score::score;
-use super::tokens::{SECS_PER_TIMESTAMP, Vocabulary};
+use super::tokens::{SECS_PER_TIMESTAMP, segments};
 use super::windows::{self, Window};
-use super::{Decoding, EngineConfig, EngineOutput, EngineRequest, WindowJudge, WindowPasses};
+use super::{
+    Decoding, EngineConfig, EngineOutput, EngineRequest, SegmentWatcher, WindowJudge, WindowPasses,
+};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::context::{Language, Languages};
 use crate::error::{Error, Result};
@@ -186,20 +189,37 @@ impl WhisperEngine {
         request: &EngineRequest<'_>,
         judge: &mut WindowJudge<'_>,
     ) -> Result<EngineOutput> {
+        self.transcribe_windows_watched(request, judge, &mut |_: &str| {})
+    }
+
+    /// [`WhisperEngine::transcribe_windows`], handing `watch` each window's text so far
+    /// whenever its first decode closes a segment (see [`SegmentWatcher`]).
+    ///
+    /// # Errors
+    /// As [`WhisperEngine::transcribe_windows`].
+    pub fn transcribe_windows_watched(
+        &self,
+        request: &EngineRequest<'_>,
+        judge: &mut WindowJudge<'_>,
+        watch: &mut SegmentWatcher<'_>,
+    ) -> Result<EngineOutput> {
+        let mut observers = Observers { judge, watch };
         // On one of the engine's own threads, whatever thread calls: see
         // `engine_threads`. The caller blocks until it is done; calls beyond the number
         // of engine threads wait their turn.
         // The caller's cancellation flag goes along (`crate::streaming`).
         let cancel = super::cancel::current_cancel();
         self.engine_threads.install(|| {
-            super::cancel::with_cancel(cancel, || self.transcribe_on_engine_thread(request, judge))
+            super::cancel::with_cancel(cancel, || {
+                self.transcribe_on_engine_thread(request, &mut observers)
+            })
         })
     }
 
     fn transcribe_on_engine_thread(
         &self,
         request: &EngineRequest<'_>,
-        judge: &mut WindowJudge<'_>,
+        observers: &mut Observers<'_, '_, '_>,
     ) -> Result<EngineOutput> {
         let samples = request.samples;
         let no_speech = EngineOutput {
@@ -218,7 +238,7 @@ impl WhisperEngine {
             return Ok(no_speech);
         }
         let mut state = self.states.take_or(|| self.model.new_state())?;
-        let result = self.transcribe_plan(&mut state, samples, &plan, forced, request, judge);
+        let result = self.transcribe_plan(&mut state, samples, &plan, forced, request, observers);
         // A state is reusable after any outcome: every window starts with an encode.
         self.states.give_back(state);
         result
@@ -231,7 +251,7 @@ impl WhisperEngine {
         plan: &[Window],
         forced: Option<Language>,
         request: &EngineRequest<'_>,
-        judge: &mut WindowJudge<'_>,
+        observers: &mut Observers<'_, '_, '_>,
     ) -> Result<EngineOutput> {
         let context_prompt = self.tokenize(request.prompt)?;
         let mut run = Run {
@@ -259,7 +279,7 @@ impl WhisperEngine {
                     &context_prompt,
                     &mut run,
                     request,
-                    judge,
+                    observers,
                 )?;
                 run.place_timed(window, start);
                 let min_tail = windows::secs_to_samples(MIN_UNDECODED_TAIL_SECS);
@@ -287,7 +307,7 @@ impl WhisperEngine {
         context_prompt: &[i32],
         run: &mut Run,
         request: &EngineRequest<'_>,
-        judge: &mut WindowJudge<'_>,
+        observers: &mut Observers<'_, '_, '_>,
     ) -> Result<Option<usize>> {
         let language = self.encode_and_detect(state, audio, run.language, request.languages)?;
         run.language = Some(language);
@@ -301,7 +321,13 @@ impl WhisperEngine {
         } else {
             context_prompt
         };
-        let window_request = |prompt| DecodeRequest {
+        // The first attempt's closed segments are shown to the watcher as they come.
+        let watch = RefCell::new(&mut *observers.watch);
+        let report = |tokens: &[i32]| {
+            let (text, _) = self.window_text(tokens, audio.len(), &mut Vec::new());
+            (*watch.borrow_mut())(&text);
+        };
+        let window_request = |prompt, on_segment| DecodeRequest {
             language,
             prompt,
             timestamps: true,
@@ -311,24 +337,23 @@ impl WhisperEngine {
             threads: self.threads,
             beam_size: self.beam_size(),
             stop_at_repeat: false,
+            on_segment,
         };
         let vocabulary = self.model.vocabulary();
-        let decoded = if context_prompt.is_empty() && !run.carry.is_empty() {
+        let hook = Some(SegmentHook(&report));
+        let first = decode::first_attempt(state, vocabulary, &window_request(prompt, hook))?;
+        let decoded = if context_prompt.is_empty() && !run.carry.is_empty() && first.is_loop() {
             // Conditioned on the previous window's text, Whisper can loop at every
             // temperature ("The word is fair." thirteen times after "How old" in the 5 min
             // bench file, six attempts of 70 tokens each for a 2.9 s rest); on its own the window decodes.
             // So a loop with the previous text is retried without it before any higher
             // temperature.
-            let first = decode::first_attempt(state, vocabulary, &window_request(prompt))?;
-            if first.is_loop() {
-                decode::decode(state, vocabulary, &window_request(&[]))?
-            } else {
-                decode::fall_back(state, vocabulary, &window_request(prompt), first)?
-            }
+            decode::decode(state, vocabulary, &window_request(&[], None))?
         } else {
-            decode::decode(state, vocabulary, &window_request(prompt))?
+            decode::fall_back(state, vocabulary, &window_request(prompt, None), first)?
         };
-        let (plain_text, speech_end) = self.window_text(&decoded, audio.len(), &mut run.timed);
+        let (plain_text, speech_end) =
+            self.window_text(&decoded.tokens, audio.len(), &mut run.timed);
         run.carry = if decoded.temperature <= CARRY_MAX_TEMPERATURE {
             let text_tokens: Vec<i32> = decoded
                 .tokens
@@ -348,7 +373,7 @@ impl WhisperEngine {
             deadline: request.deadline,
             plain_text,
         };
-        let text = judge(&mut window)?;
+        let text = (observers.judge)(&mut window)?;
         if !text.is_empty() {
             run.texts.push(text);
         }
@@ -392,19 +417,19 @@ impl WhisperEngine {
         state.encode(audio, encoder_ctx, self.threads)
     }
 
-    /// The text of a decoded window and, when timed, where its last segment ends; its
+    /// The text of a window's decoded `tokens` and, when timed, where its last segment ends; its
     /// segments (samples of the window, text) go to `timed`. Segments that start in the
     /// window's trailing pad, or are only a non-speech annotation, are dropped.
     fn window_text(
         &self,
-        decoded: &Decoded,
+        tokens: &[i32],
         audio_samples: usize,
         timed: &mut Vec<(Range<usize>, String)>,
     ) -> (String, Option<usize>) {
         let vocabulary = self.model.vocabulary();
         let mut text = String::new();
         let mut speech_end = None;
-        for segment in segments(vocabulary, &decoded.tokens) {
+        for segment in segments(vocabulary, tokens) {
             let piece = vocabulary.text_of(segment.tokens);
             if let Some(start) = segment.start
                 && starts_in_trailing_pad(start, audio_samples)
@@ -464,6 +489,13 @@ impl WhisperEngine {
 }
 
 /// What a call carries from one window to the next.
+/// The caller's observers of a transcription: the judge of each window, and the watcher
+/// of its text while it is decoded.
+struct Observers<'o, 'j, 'w> {
+    judge: &'o mut WindowJudge<'j>,
+    watch: &'o mut SegmentWatcher<'w>,
+}
+
 struct Run {
     /// The language, once known (forced, or detected on the first window).
     language: Option<Language>,
@@ -537,10 +569,11 @@ impl EncodedWindow<'_> {
                 threads: engine.threads,
                 beam_size: beams,
                 stop_at_repeat: true,
+                on_segment: None,
             },
         )?;
         Ok(engine
-            .window_text(&decoded, self.audio_samples, &mut Vec::new())
+            .window_text(&decoded.tokens, self.audio_samples, &mut Vec::new())
             .0)
     }
 }
@@ -598,60 +631,6 @@ impl WindowPasses for EncodedWindow<'_> {
         let threads = self.engine.threads;
         score(self.state, vocabulary, &sequence, continuation, threads).map(Some)
     }
-}
-
-/// One segment of a decode: its text tokens and, when timed, its start and end
-/// (timestamp steps).
-struct TokenSegment<'t> {
-    start: Option<usize>,
-    end: Option<usize>,
-    tokens: &'t [i32],
-}
-
-/// The segments of a decode's tokens: untimed, one; timed, one per pair of timestamps
-/// (a last segment without its closing timestamp ends where its text ends).
-fn segments<'t>(vocabulary: &Vocabulary, tokens: &'t [i32]) -> Vec<TokenSegment<'t>> {
-    if !tokens.first().is_some_and(|&t| vocabulary.is_timestamp(t)) {
-        return vec![TokenSegment {
-            start: None,
-            end: None,
-            tokens,
-        }];
-    }
-    let mut out = Vec::new();
-    let mut start: Option<(usize, usize)> = None; // (token index, timestamp)
-    for (i, &token) in tokens.iter().enumerate() {
-        let Some(stamp) = vocabulary
-            .is_timestamp(token)
-            .then(|| vocabulary.timestamp_index(token))
-            .flatten()
-        else {
-            continue;
-        };
-        match start {
-            None => start = Some((i, stamp)),
-            Some((from, begin)) => {
-                if i > from + 1 {
-                    out.push(TokenSegment {
-                        start: Some(begin),
-                        end: Some(stamp),
-                        tokens: &tokens[from + 1..i],
-                    });
-                }
-                start = Some((i, stamp));
-            }
-        }
-    }
-    if let Some((from, begin)) = start
-        && from + 1 < tokens.len()
-    {
-        out.push(TokenSegment {
-            start: Some(begin),
-            end: None,
-            tokens: &tokens[from + 1..],
-        });
-    }
-    out
 }
 
 /// Encoder context for a window of `samples` samples (whisper.cpp's `audio_ctx`). The
@@ -725,7 +704,6 @@ fn engine_threads(threads_per_call: usize) -> Result<rayon_core::ThreadPool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::tokens::tests::tiny_vocabulary;
 
     #[test]
     fn only_segments_starting_in_the_trailing_pad_are_past_the_speech() {
@@ -757,26 +735,6 @@ mod tests {
         assert_eq!(encoder_ctx_for(3 * 16_000), 256);
         assert_eq!(encoder_ctx_for(28 * 16_000), 1472);
         assert_eq!(encoder_ctx_for(28_700 * 16), FULL_ENCODER_CTX);
-    }
-
-    #[test]
-    fn timed_tokens_split_into_segments() {
-        let v = tiny_vocabulary();
-        let t = |i| v.timestamp_token(i);
-        let tokens = [t(0), 3, 4, t(50), t(50), 1, t(120), t(130), 2];
-        let segs = segments(&v, &tokens);
-        assert_eq!(segs.len(), 3);
-        assert_eq!(
-            (segs[0].start, segs[0].end, segs[0].tokens),
-            (Some(0), Some(50), &[3, 4][..])
-        );
-        assert_eq!((segs[1].start, segs[1].end), (Some(50), Some(120)));
-        assert_eq!(
-            (segs[2].start, segs[2].end, segs[2].tokens),
-            (Some(130), None, &[2][..])
-        );
-        let untimed = segments(&v, &[3, 4]);
-        assert_eq!((untimed.len(), untimed[0].start), (1, None));
     }
 
     #[test]

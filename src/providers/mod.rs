@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use crate::context::{ContextTerms, Language, Message};
 use crate::correction::llm::{LlmReview, review};
 use crate::engine::{
-    BiasStrength, EngineOutput, EngineRequest, TermBias, WhisperEngine, WindowJudge, WindowPasses,
+    BiasStrength, EngineOutput, EngineRequest, SegmentWatcher, TermBias, WhisperEngine,
+    WindowJudge, WindowPasses,
 };
 use crate::error::Result;
 
@@ -80,6 +81,21 @@ pub trait SpeechProvider: Send + Sync + fmt::Debug {
         };
         let text = judge(&mut window)?;
         Ok(EngineOutput { text, ..plain })
+    }
+    /// [`SpeechProvider::transcribe_windows`], handing `watch` each window's text so far
+    /// while it is decoded (see [`SegmentWatcher`]). By default (remote providers) no
+    /// text is known before a window's decode ends: `watch` is never called.
+    ///
+    /// # Errors
+    /// As [`SpeechProvider::transcribe_windows`].
+    fn transcribe_windows_watched(
+        &self,
+        request: &EngineRequest<'_>,
+        judge: &mut WindowJudge<'_>,
+        watch: &mut SegmentWatcher<'_>,
+    ) -> Result<EngineOutput> {
+        let _ = watch;
+        self.transcribe_windows(request, judge)
     }
 }
 
@@ -146,6 +162,15 @@ impl SpeechProvider for WhisperEngine {
         judge: &mut WindowJudge<'_>,
     ) -> Result<EngineOutput> {
         WhisperEngine::transcribe_windows(self, request, judge)
+    }
+
+    fn transcribe_windows_watched(
+        &self,
+        request: &EngineRequest<'_>,
+        judge: &mut WindowJudge<'_>,
+        watch: &mut SegmentWatcher<'_>,
+    ) -> Result<EngineOutput> {
+        WhisperEngine::transcribe_windows_watched(self, request, judge, watch)
     }
 }
 

@@ -15,9 +15,17 @@
 //!   With `stream=true` the answer is `text/event-stream`: OpenAI's
 //!   `{"type": "transcript.text.delta", "delta": ...}` events, then one
 //!   `{"type": "transcript.text.done", "text": ...}` whose `text` is exactly the
-//!   non-streamed transcript (see `stream`). A delta is sent as soon as a window of speech
-//!   (up to 28 s) is final, its context corrections included; joined, the deltas are the
-//!   done event's text (unless the optional LLM review rewrote it at the end). The answer
+//!   non-streamed transcript (see `stream`). Without context (no `dictionary`, no
+//!   `messages`/`prompt`, or none that gives a term) a delta is sent as soon as the
+//!   window's first (greedy, temperature-0) decode closes a timed segment, while its text
+//!   so far passes the temperature fallback's checks; a window decoded again after that
+//!   (fallback, or the retry of a looping decode) sends only its final text's extension
+//!   of what was sent, or nothing more when it does not extend it, as sent text cannot be
+//!   taken back. With context a delta is sent as soon as a window of speech (up to 28 s)
+//!   is final, its corrections included (they need the whole window). Joined, the deltas
+//!   are the done event's text unless a window was decoded again that way or the
+//!   optional LLM review rewrote the text at the end; the done event's text is always
+//!   the authoritative one (`crate::streaming` has the details). The answer
 //!   starts with the first event: an error before it keeps its status code, an error
 //!   after it is an `{"type": "error", "error": {...}}` event that ends the stream. A
 //!   client that hangs up cancels its transcription at the engine's next step.

@@ -1,8 +1,9 @@
 //! `stream=true`: OpenAI's server-sent events, sent as the transcript is decoded.
 //!
 //! The transcription runs on the blocking pool with
-//! [`ContextTranscriber::transcribe_request_streaming`](crate::ContextTranscriber); each
-//! window's text becomes a `transcript.text.delta` event as soon as it is final, and the
+//! [`ContextTranscriber::transcribe_request_streaming`](crate::ContextTranscriber): its
+//! deltas (each timed segment as it is decoded without context, each corrected window
+//! with context; see `crate::streaming`) become `transcript.text.delta` events, and the
 //! end one `transcript.text.done` event whose `text` is the non-streamed transcript. The
 //! answer starts with the first event: an error before it keeps its status code, an
 //! error after it is an `error` event that ends the stream. A client that goes away drops

@@ -7,6 +7,8 @@ pub mod apps;
 pub mod audio;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "server")]
+pub mod sse;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
