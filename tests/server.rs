@@ -1449,6 +1449,14 @@ fn hostile_input_gets_bounded_typed_answers_and_memory_returns_to_baseline() {
     }
     let after = rss_kib(pid);
     eprintln!("hostile: server RSS {baseline} KiB after round 0, {after} KiB after 2 more rounds");
+    let logs = server.logs();
+    let cancelled = logs
+        .iter()
+        .filter(|l| l.contains("transcription cancelled"));
+    eprintln!(
+        "hostile: {} streams cancelled by a hang-up",
+        cancelled.count()
+    );
     // Every round sends ~40 MB; a leak of any request's body or decoded audio would show.
     assert!(
         after <= baseline + 64 * 1024,

@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::server::start;
 use common::sse::{joined_clip, plain_text, stream_timed};
@@ -33,7 +33,7 @@ fn ms(at: Duration) -> f64 {
 /// Without context, a window's segments arrive one by one: the 16 s clip (one window)
 /// gets more than one delta, and so does every window of the 39 s one; joined they are
 /// the done event's text, which is the non-streamed text. Prints the time to the first
-/// delta and to the done event (a measurement, not asserted).
+/// delta, to the done event, and of the non-streamed answer (measurements, not asserted).
 #[test]
 fn plain_requests_stream_each_segment_and_join_to_the_done_text() {
     let server = start(&[], &[]);
@@ -57,7 +57,9 @@ fn plain_requests_stream_each_segment_and_join_to_the_done_text() {
     ];
     for (name, clips, min_deltas) in cases {
         let file = joined_clip(name, &clips);
+        let asked = Instant::now();
         let plain = plain_text(&server, &file, &[]);
+        let whole = asked.elapsed();
         let timed = stream_timed(&server, &file, &[]);
         let (deltas, done_at, done) = split(&timed);
         assert_eq!(
@@ -69,10 +71,12 @@ fn plain_requests_stream_each_segment_and_join_to_the_done_text() {
         assert!(deltas.len() >= min_deltas, "{name}: {timed:?}");
         let first = deltas.first().map_or(done_at, |(at, _)| *at);
         eprintln!(
-            "stream {name} (no context): {} deltas, first delta after {:.0} ms, done after {:.0} ms",
+            "stream {name} (no context): {} deltas, first delta after {:.0} ms, done after \
+             {:.0} ms; the non-streamed answer took {:.0} ms",
             deltas.len(),
             ms(first),
-            ms(done_at)
+            ms(done_at),
+            ms(whole)
         );
         for (at, delta) in &deltas {
             eprintln!("  {:>6.0} ms {delta:?}", ms(*at));

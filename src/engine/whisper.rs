@@ -417,9 +417,9 @@ impl WhisperEngine {
         state.encode(audio, encoder_ctx, self.threads)
     }
 
-    /// The text of a window's decoded `tokens` and, when timed, where its last segment ends; its
-    /// segments (samples of the window, text) go to `timed`. Segments that start in the
-    /// window's trailing pad, or are only a non-speech annotation, are dropped.
+    /// The text of a window's decoded `tokens` and, when timed, where its last segment
+    /// ends; its segments (samples of the window, text) go to `timed`. Segments that start
+    /// in the window's trailing pad, or are only a non-speech annotation, are dropped.
     fn window_text(
         &self,
         tokens: &[i32],
