@@ -1,5 +1,6 @@
-//! `stream=true` clients for the server tests: a multipart POST read as it arrives, its
-//! server-sent events timed, and real clips joined into longer files.
+//! `stream=true` clients for the server tests (over [`super::apps`]): a transcription
+//! POST read as it arrives or not at all, its server-sent events timed, and real clips
+//! joined into longer files.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -9,34 +10,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
+use super::apps::{TRANSCRIPTIONS, multipart, request_head, transcribe};
 use super::server::Server;
 use super::{real_clip, repo_root};
-
-pub const TRANSCRIPTIONS: &str = "/v1/audio/transcriptions";
-
-/// The content type and body of a `multipart/form-data` form of `file` plus text fields.
-pub fn multipart(file: &Path, fields: &[(&str, &str)]) -> (String, Vec<u8>) {
-    let boundary = "ctxscribe-sse-boundary-41c9";
-    let mut body = Vec::new();
-    for (name, value) in fields {
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
-            )
-            .as_bytes(),
-        );
-    }
-    body.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\"\r\n\
-             Content-Type: application/octet-stream\r\n\r\n"
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(&std::fs::read(file).expect("read the audio"));
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
-}
 
 /// A connection that has sent a transcription POST of `file` with `fields` (whole).
 pub fn send(server: &Server, file: &Path, fields: &[(&str, &str)]) -> TcpStream {
@@ -45,11 +21,12 @@ pub fn send(server: &Server, file: &Path, fields: &[(&str, &str)]) -> TcpStream 
     stream
         .set_read_timeout(Some(Duration::from_secs(300)))
         .expect("read timeout");
-    let head = format!(
-        "POST {TRANSCRIPTIONS} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
-         Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+    let head = request_head(
         server.addr,
-        body.len()
+        "POST",
+        TRANSCRIPTIONS,
+        &[],
+        Some((&content_type, &body)),
     );
     stream.write_all(head.as_bytes()).expect("send the head");
     stream.write_all(&body).expect("send the body");
@@ -58,15 +35,9 @@ pub fn send(server: &Server, file: &Path, fields: &[(&str, &str)]) -> TcpStream 
 
 /// The non-streamed transcript of `file` with `fields`.
 pub fn plain_text(server: &Server, file: &Path, fields: &[(&str, &str)]) -> String {
-    let mut reply = Vec::new();
-    send(server, file, fields)
-        .read_to_end(&mut reply)
-        .expect("read the answer");
-    let reply = String::from_utf8(reply).expect("a UTF-8 answer");
-    let (head, body) = reply.split_once("\r\n\r\n").expect("a complete answer");
-    assert!(head.starts_with("HTTP/1.1 200"), "{reply}");
-    let json: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
-    json["text"].as_str().expect("a text").to_owned()
+    let answer = transcribe(server, file, fields, None);
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    answer.json()["text"].as_str().expect("a text").to_owned()
 }
 
 /// A `stream=true` transcription of `file`, read as it arrives: each event with the time
