@@ -565,6 +565,19 @@ fn finish(
 /// [`MIN_REPEATED_SPAN`] tokens, or three of at least [`MIN_TRIPLED_SPAN`]: the index in
 /// `tokens` of the first token of the second copy.
 pub(super) fn repeat_start(vocabulary: &Vocabulary, tokens: &[i32]) -> Option<usize> {
+    repeat_start_of(vocabulary, tokens, MIN_REPEATED_SPAN)
+}
+
+/// Whether `decoded`'s text ends with two copies of a span of at least
+/// [`MIN_TRIPLED_SPAN`] tokens ("Go forward ten meters. Go forward ten meters."): a
+/// sign, in a decode conditioned on the previous window's text, that the conditioning
+/// and not the audio wrote the second copy.
+pub(crate) fn ends_doubled(vocabulary: &Vocabulary, decoded: &Decoded) -> bool {
+    repeat_start_of(vocabulary, &decoded.tokens, MIN_TRIPLED_SPAN).is_some()
+}
+
+/// [`repeat_start`] with two copies of spans from `min_doubled` tokens on.
+fn repeat_start_of(vocabulary: &Vocabulary, tokens: &[i32], min_doubled: usize) -> Option<usize> {
     let text: Vec<(usize, i32)> = tokens
         .iter()
         .enumerate()
@@ -574,7 +587,7 @@ pub(super) fn repeat_start(vocabulary: &Vocabulary, tokens: &[i32]) -> Option<us
     let n = text.len();
     let same = |a: usize, b: usize, len: usize| (0..len).all(|k| text[a + k].1 == text[b + k].1);
     for len in MIN_TRIPLED_SPAN..=n / 2 {
-        let copies_needed = if len >= MIN_REPEATED_SPAN { 2 } else { 3 };
+        let copies_needed = if len >= min_doubled { 2 } else { 3 };
         if n < len * copies_needed {
             continue;
         }
@@ -713,6 +726,36 @@ mod tests {
             "very, very, very"
         );
         assert_eq!(repeat_start(&v, &[]), None);
+    }
+
+    #[test]
+    fn an_ending_doubled_from_three_tokens_on_is_a_sign_to_check() {
+        let v = tiny_vocabulary();
+        let decoded = |tokens: &[i32]| Decoded {
+            tokens: tokens.to_vec(),
+            avg_logprob: -0.2,
+            compression_ratio: 1.2,
+            no_speech_prob: 0.0,
+            temperature: 0.0,
+            over_budget: false,
+            silence: false,
+        };
+        // "Go forward ten meters." twice: five tokens a copy, below MIN_REPEATED_SPAN.
+        let go = [3, 4, 5, 10, 1];
+        assert!(ends_doubled(
+            &v,
+            &decoded(&[9, 8, 3, 4, 5, 10, 1, 3, 4, 5, 10, 1])
+        ));
+        assert_eq!(
+            repeat_start(&v, &[9, 8, 3, 4, 5, 10, 1, 3, 4, 5, 10, 1]),
+            None
+        );
+        assert!(!ends_doubled(&v, &decoded(&go)));
+        assert!(!ends_doubled(&v, &decoded(&[3, 11, 3, 11])), "very, very");
+        assert!(!ends_doubled(
+            &v,
+            &decoded(&[3, 4, 5, 10, 1, 9, 3, 4, 5, 10, 1, 8])
+        ));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use super::biasing::{BiasPhrase, BiasStrength, TermBias};
 use super::binding::{DecoderState, Model};
-use super::decode::{self, DecodeRequest, SegmentHook, check_deadline};
+use super::decode::{self, DecodeRequest, Decoded, SegmentHook, check_deadline};
 use super::detect::detect_language;
 use super::pool::Pool;
 use super::score::score;
@@ -262,7 +262,12 @@ impl WhisperEngine {
             segments: Vec::new(),
         };
         let mut decoded_samples = 0usize;
-        for window in plan {
+        let mut rest: Option<Window> = None;
+        for (index, planned) in plan.iter().enumerate() {
+            let window = match rest.take() {
+                Some(rest) => rest.joined_with(planned).unwrap_or_else(|| planned.clone()),
+                None => planned.clone(),
+            };
             check_deadline(request.deadline)?;
             let audio = window.render(samples);
             decoded_samples += audio.len();
@@ -270,7 +275,10 @@ impl WhisperEngine {
             // Whisper sometimes ends a timed window early: after "Why should one halt on
             // the way?" it wrote the end of the text and left the 2.8 s after it, "Your
             // power is sufficient, I said.", undecoded. Windows end 0.25 s after the
-            // VAD's last speech, so a longer rest holds speech: it is decoded on its own.
+            // VAD's last speech, so a longer rest holds speech. It starts the next window
+            // when it fits there (decoded alone, 2.9 s of "is the Brooklyn Bridge. The
+            // word is fare." after "How old" came out as "the word is fair" twice), else
+            // it is decoded on its own.
             for _ in 0..=MAX_CONTINUATIONS {
                 let piece = &audio[start..];
                 let end = self.transcribe_window(
@@ -281,11 +289,20 @@ impl WhisperEngine {
                     request,
                     observers,
                 )?;
-                run.place_timed(window, start);
+                run.place_timed(&window, start);
                 let min_tail = windows::secs_to_samples(MIN_UNDECODED_TAIL_SECS);
-                match end.filter(|&end| piece.len().saturating_sub(end) >= min_tail) {
-                    Some(end) => start += end,
-                    None => break,
+                let Some(end) = end.filter(|&end| piece.len().saturating_sub(end) >= min_tail)
+                else {
+                    break;
+                };
+                start += end;
+                let left = window.rest_from(start);
+                if let Some(next) = plan.get(index + 1)
+                    && left.joined_with(next).is_some()
+                {
+                    decoded_samples -= audio.len() - start;
+                    rest = Some(left);
+                    break;
                 }
             }
         }
@@ -342,13 +359,9 @@ impl WhisperEngine {
         let vocabulary = self.model.vocabulary();
         let hook = Some(SegmentHook(&report));
         let first = decode::first_attempt(state, vocabulary, &window_request(prompt, hook))?;
-        let decoded = if context_prompt.is_empty() && !run.carry.is_empty() && first.is_loop() {
-            // Conditioned on the previous window's text, Whisper can loop at every
-            // temperature ("The word is fair." thirteen times after "How old" in the 5 min
-            // bench file, six attempts of 70 tokens each for a 2.9 s rest); on its own the window decodes.
-            // So a loop with the previous text is retried without it before any higher
-            // temperature.
-            decode::decode(state, vocabulary, &window_request(&[], None))?
+        let decoded = if context_prompt.is_empty() && !run.carry.is_empty() {
+            let (carried, alone) = (window_request(prompt, None), window_request(&[], None));
+            self.decode_carried(state, first, &carried, &alone)?
         } else {
             decode::fall_back(state, vocabulary, &window_request(prompt, None), first)?
         };
@@ -378,6 +391,34 @@ impl WhisperEngine {
             run.texts.push(text);
         }
         Ok(speech_end)
+    }
+
+    /// The decode of a window conditioned on the previous window's text (`carried`,
+    /// whose first attempt is `first`), checked
+    /// against the same window decoded alone. Conditioned on the previous text, Whisper
+    /// can loop at every temperature ("The word is fair." thirteen times after "How
+    /// old" in the 5 min bench file) or end by repeating its last sentence ("Go forward
+    /// ten meters." twice for one): a loop is decoded again alone before any higher
+    /// temperature, and a repeated ending is kept only when the window decoded alone
+    /// repeats too (the speaker said it twice).
+    fn decode_carried(
+        &self,
+        state: &mut DecoderState,
+        first: Decoded,
+        carried: &DecodeRequest<'_>,
+        alone: &DecodeRequest<'_>,
+    ) -> Result<Decoded> {
+        let vocabulary = self.model.vocabulary();
+        if first.is_loop() {
+            return decode::decode(state, vocabulary, alone);
+        }
+        if decode::ends_doubled(vocabulary, &first) {
+            let without = decode::decode(state, vocabulary, alone)?;
+            if !decode::ends_doubled(vocabulary, &without) {
+                return Ok(without);
+            }
+        }
+        decode::fall_back(state, vocabulary, carried, first)
     }
 
     /// Encodes `audio` into `state` and returns its language: `known`, else detected on

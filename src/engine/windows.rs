@@ -71,6 +71,38 @@ impl Window {
         last_end
     }
 
+    /// The window from sample `offset` of [`Window::render`]'s output on: the piece
+    /// `offset` falls in, cut there, and the pieces after it (an offset in the silence
+    /// joining two pieces starts at the next piece).
+    #[must_use]
+    pub fn rest_from(&self, offset: usize) -> Window {
+        let join = secs_to_samples(JOIN_SILENCE_SECS);
+        let mut position = 0usize;
+        let mut pieces = Vec::new();
+        for (index, piece) in self.pieces.iter().enumerate() {
+            if index > 0 {
+                position += join;
+            }
+            if position + piece.len() > offset {
+                let skip = offset.saturating_sub(position);
+                pieces.push(piece.start + skip..piece.end);
+            }
+            position += piece.len();
+        }
+        Window { pieces }
+    }
+
+    /// This window followed by `next` (joined by silence), when that fits in
+    /// [`MAX_WINDOW_SECS`].
+    #[must_use]
+    pub fn joined_with(&self, next: &Window) -> Option<Window> {
+        let join = secs_to_samples(JOIN_SILENCE_SECS);
+        let len = self.len_samples() + join + next.len_samples();
+        (len <= secs_to_samples(MAX_WINDOW_SECS)).then(|| Window {
+            pieces: self.pieces.iter().chain(&next.pieces).cloned().collect(),
+        })
+    }
+
     /// Length of [`Window::render`]'s output in samples.
     #[must_use]
     pub fn len_samples(&self) -> usize {
@@ -242,6 +274,35 @@ mod tests {
             .map(|p| p.len())
             .sum();
         assert_eq!(covered, s(100.0));
+    }
+
+    #[test]
+    fn a_rest_starts_where_it_is_cut_and_joins_the_next_window_when_it_fits() {
+        let window = Window {
+            pieces: vec![s(1.0)..s(3.0), s(10.0)..s(12.0)],
+        };
+        // 2 s of the first piece, 0.3 s of silence, the second piece.
+        assert_eq!(
+            window.rest_from(s(1.5)).pieces,
+            vec![s(2.5)..s(3.0), s(10.0)..s(12.0)]
+        );
+        assert_eq!(window.rest_from(s(2.1)).pieces, vec![s(10.0)..s(12.0)]);
+        assert_eq!(
+            window.rest_from(s(2.3) + s(0.5)).pieces,
+            vec![s(10.5)..s(12.0)]
+        );
+        assert!(window.rest_from(s(10.0)).pieces.is_empty());
+        let rest = window.rest_from(s(2.3));
+        let next = Window {
+            pieces: vec![s(20.0)..s(40.0)],
+        };
+        let joined = rest.joined_with(&next).expect("22.3 s fits");
+        assert_eq!(joined.pieces, vec![s(10.0)..s(12.0), s(20.0)..s(40.0)]);
+        assert_eq!(joined.len_samples(), s(2.0) + s(0.3) + s(20.0));
+        let long = Window {
+            pieces: vec![s(20.0)..s(46.0)],
+        };
+        assert_eq!(rest.joined_with(&long), None);
     }
 
     #[test]
