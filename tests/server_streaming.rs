@@ -1,6 +1,10 @@
 //! `stream=true` (server-sent events) on a live `ctxscribe-server` on loopback: the
 //! events as they arrive, their text against the non-streamed text, the official OpenAI
 //! Python SDK's `stream=True`, and a client that hangs up cancelling its transcription.
+//! At the engine's grain: a request without context gets each timed segment of a window
+//! as its first decode closes it; a request with context gets each window once its
+//! corrections are done. In both the `transcript.text.done` text is the non-streamed
+//! transcript.
 //!
 //! The SDK part needs the virtual environment of `scripts/setup-test-venv.sh` (`make
 //! setup` runs it); the joined clips need `ffmpeg`.
@@ -9,12 +13,12 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::apps::*;
 use common::server::{Server, start};
+use common::sse::{joined_clip, plain_text, stream_timed};
 use common::*;
 use serde_json::{Value, json};
 
@@ -100,134 +104,6 @@ fn openai_python_sdk_streams() {
         "{result}"
     );
     eprintln!("SDK stream: {result}");
-}
-
-/// A `stream=true` transcription of `file`, read as it arrives: each event with the time
-/// it arrived after the request was sent.
-fn stream_timed(server: &Server, file: &Path, fields: &[(&str, &str)]) -> Vec<(Duration, Value)> {
-    let mut fields = fields.to_vec();
-    fields.push(("stream", "true"));
-    let (content_type, body) = multipart(file, &fields);
-    let mut stream = TcpStream::connect(server.addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(300)))
-        .expect("read timeout");
-    let head = request_head(
-        server.addr,
-        "POST",
-        TRANSCRIPTIONS,
-        &[],
-        Some((&content_type, &body)),
-    );
-    stream.write_all(head.as_bytes()).expect("send the head");
-    stream.write_all(&body).expect("send the body");
-    let sent = Instant::now();
-    let (mut raw, mut timed) = (Vec::new(), Vec::new());
-    let mut buffer = [0u8; 16 * 1024];
-    loop {
-        let read = stream.read(&mut buffer).expect("read the answer");
-        if read == 0 {
-            break;
-        }
-        raw.extend_from_slice(&buffer[..read]);
-        // Events are whole in the raw bytes (one chunk each): count the complete ones.
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        let complete: Vec<Value> = text
-            .match_indices("data: ")
-            .filter_map(|(at, _)| {
-                let rest = &text[at + 6..];
-                let end = rest.find("\n\n")?;
-                serde_json::from_str(&rest[..end]).ok()
-            })
-            .collect();
-        let arrived = sent.elapsed();
-        for event in complete.into_iter().skip(timed.len()) {
-            timed.push((arrived, event));
-        }
-    }
-    assert!(
-        String::from_utf8_lossy(&raw).starts_with("HTTP/1.1 200"),
-        "{}",
-        String::from_utf8_lossy(&raw)
-    );
-    timed
-}
-
-/// `clips` of ../shared/eval/real joined into one 16 kHz mono WAV under target/.
-fn joined_clip(name: &str, clips: &[&str]) -> PathBuf {
-    let out = repo_root().join(format!("target/readme-examples/{name}.wav"));
-    std::fs::create_dir_all(out.parent().expect("a parent")).expect("make the directory");
-    let mut command = Command::new("ffmpeg");
-    command.args(["-nostdin", "-loglevel", "error", "-y"]);
-    let mut filter = String::new();
-    for (index, clip) in clips.iter().enumerate() {
-        command.arg("-i").arg(real_clip(clip).path);
-        filter.push_str(&format!(
-            "[{index}:a]aresample=16000,aformat=channel_layouts=mono[a{index}];"
-        ));
-    }
-    for index in 0..clips.len() {
-        filter.push_str(&format!("[a{index}]"));
-    }
-    filter.push_str(&format!("concat=n={}:v=0:a=1[out]", clips.len()));
-    let status = command
-        .args(["-filter_complex", &filter, "-map", "[out]"])
-        .arg(&out)
-        .status()
-        .expect("run ffmpeg");
-    assert!(status.success(), "ffmpeg failed: {status}");
-    out
-}
-
-/// Deltas arrive per window of speech, as each is decoded; joined they are the done
-/// event's text, which is the non-streamed text. Prints the time to the first delta and
-/// to the done event (a measurement, not asserted).
-#[test]
-fn streaming_sends_each_window_as_it_is_decoded() {
-    let server = start(&[], &[]);
-    let cases = [
-        (
-            "joined-16s",
-            vec!["en_whisper_jfk", "en_fw_stereo_right"],
-            1,
-        ),
-        (
-            "joined-39s",
-            vec![
-                "en_whisper_jfk",
-                "en_picovoice_quilter",
-                "en_ls_file_1221-135766-0001",
-                "en_fw_stereo_left",
-            ],
-            // Windows are at most 28 s: two at least.
-            2,
-        ),
-    ];
-    for (name, clips, min_deltas) in cases {
-        let file = joined_clip(name, &clips);
-        let plain = transcribe(&server, &file, &[], None);
-        assert_eq!(plain.status, 200, "{}", plain.body);
-        let plain = plain.json()["text"].as_str().expect("text").to_owned();
-        let timed = stream_timed(&server, &file, &[]);
-        let ((done_at, done), deltas) = timed.split_last().expect("events");
-        assert_eq!(
-            *done,
-            json!({"type": "transcript.text.done", "text": plain})
-        );
-        let joined: String = deltas
-            .iter()
-            .map(|(_, d)| d["delta"].as_str().expect("a delta").to_owned())
-            .collect();
-        assert_eq!(joined, plain, "{timed:?}");
-        assert!(deltas.len() >= min_deltas, "{name}: {timed:?}");
-        let first = deltas.first().map_or(*done_at, |(at, _)| *at);
-        eprintln!(
-            "stream {name}: {} deltas, first delta after {:.0} ms, done after {:.0} ms",
-            deltas.len(),
-            first.as_secs_f64() * 1e3,
-            done_at.as_secs_f64() * 1e3
-        );
-    }
 }
 
 /// On every case of ../shared/eval/context, with its messages and terms, the done
@@ -352,4 +228,101 @@ fn a_client_that_hangs_up_cancels_its_transcription() {
     // The slot is free: the next request runs.
     let next = transcribe(&server, &jfk(), &[], None);
     assert_eq!(next.status, 200, "{}", next.body);
+}
+
+/// The deltas of `timed` (all events but the last) and the done event's arrival.
+fn split(timed: &[(Duration, Value)]) -> (Vec<(Duration, String)>, Duration, &Value) {
+    let ((done_at, done), deltas) = timed.split_last().expect("events");
+    let deltas = deltas
+        .iter()
+        .map(|(at, event)| {
+            assert_eq!(event["type"], "transcript.text.delta", "{timed:?}");
+            (*at, event["delta"].as_str().expect("a delta").to_owned())
+        })
+        .collect();
+    (deltas, *done_at, done)
+}
+
+fn ms(at: Duration) -> f64 {
+    at.as_secs_f64() * 1e3
+}
+
+/// Without context, a window's segments arrive one by one: the 16 s clip (one window)
+/// gets more than one delta, and so does every window of the 39 s one; joined they are
+/// the done event's text, which is the non-streamed text. Prints the time to the first
+/// delta, to the done event, and of the non-streamed answer (measurements, not asserted).
+#[test]
+fn plain_requests_stream_each_segment_and_join_to_the_done_text() {
+    let server = start(&[], &[]);
+    let cases = [
+        // One window of speech (under 28 s).
+        (
+            "joined-16s",
+            vec!["en_whisper_jfk", "en_fw_stereo_right"],
+            2,
+        ),
+        (
+            "joined-39s",
+            vec![
+                "en_whisper_jfk",
+                "en_picovoice_quilter",
+                "en_ls_file_1221-135766-0001",
+                "en_fw_stereo_left",
+            ],
+            3,
+        ),
+    ];
+    for (name, clips, min_deltas) in cases {
+        let file = joined_clip(name, &clips);
+        let asked = Instant::now();
+        let plain = plain_text(&server, &file, &[]);
+        let whole = asked.elapsed();
+        let timed = stream_timed(&server, &file, &[]);
+        let (deltas, done_at, done) = split(&timed);
+        assert_eq!(
+            *done,
+            json!({"type": "transcript.text.done", "text": plain})
+        );
+        let joined: String = deltas.iter().map(|(_, d)| d.as_str()).collect();
+        assert_eq!(joined, plain, "{name}: {timed:?}");
+        assert!(deltas.len() >= min_deltas, "{name}: {timed:?}");
+        let first = deltas.first().map_or(done_at, |(at, _)| *at);
+        eprintln!(
+            "stream {name} (no context): {} deltas, first delta after {:.0} ms, done after \
+             {:.0} ms; the non-streamed answer took {:.0} ms",
+            deltas.len(),
+            ms(first),
+            ms(done_at),
+            ms(whole)
+        );
+        for (at, delta) in &deltas {
+            eprintln!("  {:>6.0} ms {delta:?}", ms(*at));
+        }
+    }
+}
+
+/// With context (a dictionary), a window's corrections need the whole window: the one
+/// window of the 16 s clip is one delta, and it is the done event's text.
+#[test]
+fn requests_with_context_stream_each_corrected_window() {
+    let server = start(&[], &[]);
+    let file = joined_clip("joined-16s", &["en_whisper_jfk", "en_fw_stereo_right"]);
+    let fields = [("dictionary", "Americans, country")];
+    let plain = plain_text(&server, &file, &fields);
+    let timed = stream_timed(&server, &file, &fields);
+    let (deltas, done_at, done) = split(&timed);
+    assert_eq!(
+        *done,
+        json!({"type": "transcript.text.done", "text": plain})
+    );
+    assert_eq!(
+        deltas.iter().map(|(_, d)| d.as_str()).collect::<Vec<_>>(),
+        [plain.as_str()],
+        "{timed:?}"
+    );
+    eprintln!(
+        "stream joined-16s (dictionary): delta after {:.0} ms, done after {:.0} ms",
+        ms(deltas[0].0),
+        ms(done_at)
+    );
 }
