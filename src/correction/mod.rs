@@ -36,12 +36,16 @@ pub mod judge;
 pub mod llm; // issue 8: acceptance of LLM corrections
 mod merge;
 pub mod phonetic;
+#[cfg(test)]
+mod tests;
+mod words;
 
 use std::collections::HashMap;
 
 use crate::context::mining::is_common_word;
-use crate::context::spoken::transcript_words;
 use crate::context::{ContextTerms, Language, TermKind};
+
+use words::{Token, tokenize};
 
 use phonetic::{
     ConsonantProfile, PROFILE_UNIT_COST, folded_letters, is_vowel_phone, phonetic_key,
@@ -141,22 +145,6 @@ struct FormEntry {
     key: Vec<u8>,
     profile: ConsonantProfile,
     letters: Vec<u8>,
-}
-
-/// One transcript word with its outer punctuation split off.
-#[derive(Debug)]
-struct Token<'a> {
-    /// Byte range of the core (without outer punctuation) in the transcript.
-    core_start: usize,
-    core_end: usize,
-    core: &'a str,
-    words: Vec<String>,
-    /// The phonetic key and folded letters of `words`.
-    key: Vec<u8>,
-    letters: Vec<u8>,
-    /// Punctuation after the core ends a span.
-    breaks_after: bool,
-    common: bool,
 }
 
 /// The spoken words of a span of tokens, with their key and letters.
@@ -553,27 +541,13 @@ impl Corrector {
             #[allow(clippy::cast_precision_loss)]
             let (length_gap, longest_f) =
                 (key.len().abs_diff(form.key.len()) as f32, longest as f32);
-            let threshold = if relevance {
-                RELEVANCE_THRESHOLD
-            } else if single_common {
-                SINGLE_COMMON_WORD_THRESHOLD
-            } else if all_common {
-                COMMON_SPAN_THRESHOLD
-            } else if single_unknown && !term.is_lowercase_word() {
-                UNKNOWN_WORD_THRESHOLD
+            let threshold =
+                span_threshold(relevance, all_common, single_common, single_unknown, term);
+            let penalty = if relevance {
+                0.0
             } else {
-                MATCH_THRESHOLD
+                function_word_penalty(words, &form.words)
             };
-            #[allow(clippy::cast_precision_loss)]
-            let penalty = words
-                .iter()
-                .filter(|w| FUNCTION_WORDS.contains(&w.as_str()) && !form.words.contains(w))
-                .count() as f32
-                * if relevance {
-                    0.0
-                } else {
-                    FUNCTION_WORD_PENALTY
-                };
             let limit = (threshold - penalty) * longest_f;
             #[allow(clippy::cast_precision_loss)]
             let profile_gap = profile.difference(&form.profile) as f32 * PROFILE_UNIT_COST;
@@ -590,6 +564,40 @@ impl Corrector {
             }
         }
     }
+}
+
+/// The largest distance per phone for a fuzzy match of a span to a term: strict for
+/// common words (one word, or only common words), looser for one unknown word that may be
+/// a misheard name, loosest when only looking for relevance (what the prompt names).
+fn span_threshold(
+    relevance: bool,
+    all_common: bool,
+    single_common: bool,
+    single_unknown: bool,
+    term: &TermEntry,
+) -> f32 {
+    if relevance {
+        RELEVANCE_THRESHOLD
+    } else if single_common {
+        SINGLE_COMMON_WORD_THRESHOLD
+    } else if all_common {
+        COMMON_SPAN_THRESHOLD
+    } else if single_unknown && !term.is_lowercase_word() {
+        UNKNOWN_WORD_THRESHOLD
+    } else {
+        MATCH_THRESHOLD
+    }
+}
+
+/// The cost of the span's function words ("the", "of") that the term's spoken form does
+/// not have: a match that swallows them is less likely.
+fn function_word_penalty(words: &[String], form_words: &[String]) -> f32 {
+    #[allow(clippy::cast_precision_loss)]
+    let count = words
+        .iter()
+        .filter(|w| FUNCTION_WORDS.contains(&w.as_str()) && !form_words.contains(w))
+        .count() as f32;
+    count * FUNCTION_WORD_PENALTY
 }
 
 /// `text` with the "n" of every article moved across the word boundary: "an umpide"
@@ -732,85 +740,3 @@ pub fn contains_word(text: &str, word: &str) -> bool {
         !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
     })
 }
-
-/// Punctuation that may open a word.
-fn is_leading_punctuation(c: char) -> bool {
-    matches!(
-        c,
-        '"' | '\'' | '(' | '[' | '{' | '¿' | '¡' | '«' | '\u{201c}' | '\u{2018}'
-    )
-}
-
-/// Punctuation that may close a word.
-fn is_trailing_punctuation(c: char) -> bool {
-    matches!(
-        c,
-        '.' | ','
-            | '!'
-            | '?'
-            | ';'
-            | ':'
-            | '"'
-            | '\''
-            | ')'
-            | ']'
-            | '}'
-            | '»'
-            | '…'
-            | '\u{201d}'
-            | '\u{2019}'
-    )
-}
-
-/// Splits a transcript into words with their outer punctuation (and a possessive
-/// `'s`) split off.
-fn tokenize(text: &str) -> Vec<Token<'_>> {
-    let mut tokens = Vec::new();
-    let mut offset = 0;
-    for raw in text.split_inclusive(char::is_whitespace) {
-        let word_start = offset;
-        offset += raw.len();
-        let word = raw.trim_end();
-        if word.is_empty() {
-            continue;
-        }
-        let leading = word.len() - word.trim_start_matches(is_leading_punctuation).len();
-        let inner = &word[leading..];
-        let mut core = inner.trim_end_matches(is_trailing_punctuation);
-        for suffix in ["'s", "\u{2019}s"] {
-            if let Some(stem) = core.strip_suffix(suffix)
-                && stem.chars().count() >= 2
-            {
-                core = stem;
-            }
-        }
-        let core_start = word_start + leading;
-        let core_end = core_start + core.len();
-        let trailing = &word[leading + core.len()..];
-        let breaks_after = trailing
-            .chars()
-            .any(|c| matches!(c, '.' | ',' | '!' | '?' | ';' | ':' | '…'));
-        let words = if core.is_empty() {
-            Vec::new()
-        } else {
-            transcript_words(core)
-        };
-        let common = core.chars().all(char::is_alphabetic) && is_common_word(core);
-        let key = phonetic_key(&words);
-        let letters = words.iter().flat_map(|w| folded_letters(w)).collect();
-        tokens.push(Token {
-            core_start,
-            core_end,
-            core,
-            words,
-            key,
-            letters,
-            breaks_after,
-            common,
-        });
-    }
-    tokens
-}
-
-#[cfg(test)]
-mod tests;

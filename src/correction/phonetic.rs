@@ -106,162 +106,186 @@ pub fn word_phones(word: &str, out: &mut Vec<u8>) {
         out.extend_from_slice(letter_name(l[0]));
         return;
     }
-    let at = |k: usize| -> u8 { l.get(k).copied().unwrap_or(0) };
     let vowel_count = l.iter().filter(|&&c| is_vowel_letter(c)).count();
     let mut i = 0;
     while i < n {
         let c = l[i];
-        let (c1, c2) = (at(i + 1), at(i + 2));
-        let prev = if i > 0 { l[i - 1] } else { 0 };
         if is_vowel_letter(c) {
             i += vowel_phones(&l, i, vowel_count, out);
             continue;
         }
         // A doubled consonant is one sound ("ll", "ss", "tt").
-        if c == c1 && c != b'y' {
+        if c == l.get(i + 1).copied().unwrap_or(0) && c != b'y' {
             i += 1;
             continue;
         }
-        let mut used = 1;
-        match c {
-            b'y' => {
-                if is_vowel_letter(c1) && (i == 0 || is_vowel_letter(prev)) {
-                    out.push(b'y');
-                } else if i + 1 == n {
-                    out.push(if vowel_count > 0 { b'i' } else { b'1' });
-                } else if c1 == b'e' && i + 2 == n {
-                    out.push(b'1');
-                    used = 2;
-                } else {
-                    out.push(b'i');
-                }
+        i += consonant_phones(&l, i, vowel_count, out);
+    }
+}
+
+/// Appends the phones of the consonant letter at `l[i]` (with the letters after it that
+/// make one sound with it: "ch", "ph", "sch", "ng") and returns how many letters it used.
+fn consonant_phones(l: &[u8], i: usize, vowel_count: usize, out: &mut Vec<u8>) -> usize {
+    let n = l.len();
+    let at = |k: usize| -> u8 { l.get(k).copied().unwrap_or(0) };
+    let (c, c1, c2) = (l[i], at(i + 1), at(i + 2));
+    let prev = if i > 0 { l[i - 1] } else { 0 };
+    let mut used = 1;
+    match c {
+        b'y' => {
+            if is_vowel_letter(c1) && (i == 0 || is_vowel_letter(prev)) {
+                out.push(b'y');
+            } else if i + 1 == n {
+                out.push(if vowel_count > 0 { b'i' } else { b'1' });
+            } else if c1 == b'e' && i + 2 == n {
+                out.push(b'1');
+                used = 2;
+            } else {
+                out.push(b'i');
             }
-            b'b' => {
-                if !(prev == b'm' && i + 1 == n) {
-                    out.push(b'b');
-                }
+        }
+        b'b' => {
+            if !(prev == b'm' && i + 1 == n) {
+                out.push(b'b');
             }
-            b'c' => {
-                if c1 == b'h' {
-                    let hard = matches!(c2, b'r' | b'l') || prev == b's';
-                    out.push(if hard { b'k' } else { b'C' });
-                    used = 2;
-                } else if c1 == b'k' || c1 == b'q' {
-                    out.push(b'k');
-                    used = 2;
-                } else if matches!(c1, b'e' | b'i' | b'y') {
-                    out.push(b's');
-                } else {
-                    out.push(b'k');
-                }
+        }
+        b'd' => {
+            if c1 == b'g' && matches!(c2, b'e' | b'i' | b'y') {
+                out.push(b'J');
+                used = 2;
+            } else {
+                out.push(b'd');
             }
-            b'd' => {
-                if c1 == b'g' && matches!(c2, b'e' | b'i' | b'y') {
-                    out.push(b'J');
-                    used = 2;
-                } else {
-                    out.push(b'd');
-                }
+        }
+        b'h' => {
+            if !(i > 0 && is_vowel_letter(prev) && !is_vowel_letter(c1)) {
+                out.push(b'h');
             }
-            b'g' => {
-                if c1 == b'h' {
-                    if i == 0 {
-                        out.push(b'g');
-                    }
-                    used = 2;
-                } else if c1 == b'n' && (i == 0 || i + 2 == n) {
-                    // silent: "gnome", "sign"
-                } else if matches!(c1, b'e' | b'i' | b'y') && !starts_with_hard_g(&l, i) {
-                    out.push(b'J');
-                } else {
+        }
+        b'k' => {
+            if !(i == 0 && c1 == b'n') {
+                out.push(b'k');
+            }
+        }
+        b'n' => {
+            if c1 == b'g' && c2 == b'e' && soft_nge(l, i) {
+                // "angel", "danger", "change": n, then the g's own (soft) rule.
+                out.push(b'n');
+            } else if c1 == b'g' && !(is_vowel_letter(c2) && c2 != b'e') {
+                out.push(b'N');
+                used = 2;
+            } else if c1 == b'k' {
+                out.push(b'N');
+            } else {
+                out.push(b'n');
+            }
+        }
+        b'q' => {
+            out.push(b'k');
+            if c1 == b'u' {
+                out.push(b'w');
+                used = 2;
+            }
+        }
+        b'x' => {
+            if i == 0 {
+                out.push(b'z');
+            } else {
+                out.extend_from_slice(b"ks");
+            }
+        }
+        b'c' | b'g' | b'p' | b's' | b't' | b'w' => return h_pair_phones(l, i, out),
+        b'j' => out.push(b'J'),
+        other => out.push(other),
+    }
+    used
+}
+
+/// The consonants that make one sound with an `h` after them ("ch", "gh", "ph", "sh",
+/// "th", "wh"), and their other spellings ("sch", "tch", "tio", soft c and g, silent
+/// "gn", "ps", "wr"): appends the phones of the letter at `l[i]` and returns how many
+/// letters it used.
+fn h_pair_phones(l: &[u8], i: usize, out: &mut Vec<u8>) -> usize {
+    let n = l.len();
+    let at = |k: usize| -> u8 { l.get(k).copied().unwrap_or(0) };
+    let (c, c1, c2) = (l[i], at(i + 1), at(i + 2));
+    let prev = if i > 0 { l[i - 1] } else { 0 };
+    let mut used = 1;
+    match c {
+        b'c' => {
+            if c1 == b'h' {
+                let hard = matches!(c2, b'r' | b'l') || prev == b's';
+                out.push(if hard { b'k' } else { b'C' });
+                used = 2;
+            } else if c1 == b'k' || c1 == b'q' {
+                out.push(b'k');
+                used = 2;
+            } else if matches!(c1, b'e' | b'i' | b'y') {
+                out.push(b's');
+            } else {
+                out.push(b'k');
+            }
+        }
+        b'g' => {
+            if c1 == b'h' {
+                if i == 0 {
                     out.push(b'g');
                 }
+                used = 2;
+            } else if c1 == b'n' && (i == 0 || i + 2 == n) {
+                // silent: "gnome", "sign"
+            } else if matches!(c1, b'e' | b'i' | b'y') && !starts_with_hard_g(l, i) {
+                out.push(b'J');
+            } else {
+                out.push(b'g');
             }
-            b'h' => {
-                if !(i > 0 && is_vowel_letter(prev) && !is_vowel_letter(c1)) {
-                    out.push(b'h');
-                }
-            }
-            b'k' => {
-                if !(i == 0 && c1 == b'n') {
-                    out.push(b'k');
-                }
-            }
-            b'n' => {
-                if c1 == b'g' && c2 == b'e' && soft_nge(&l, i) {
-                    // "angel", "danger", "change": n, then the g's own (soft) rule.
-                    out.push(b'n');
-                } else if c1 == b'g' && !(is_vowel_letter(c2) && c2 != b'e') {
-                    out.push(b'N');
-                    used = 2;
-                } else if c1 == b'k' {
-                    out.push(b'N');
-                } else {
-                    out.push(b'n');
-                }
-            }
-            b'p' => {
-                if c1 == b'h' {
-                    out.push(b'f');
-                    used = 2;
-                } else if !(i == 0 && matches!(c1, b's' | b'n' | b't')) {
-                    out.push(b'p');
-                }
-            }
-            b'q' => {
-                out.push(b'k');
-                if c1 == b'u' {
-                    out.push(b'w');
-                    used = 2;
-                }
-            }
-            b's' => {
-                if c1 == b'h' {
-                    out.push(b'S');
-                    used = 2;
-                } else if c1 == b'c' && c2 == b'h' {
-                    out.extend_from_slice(b"sk");
-                    used = 3;
-                } else {
-                    out.push(b's');
-                }
-            }
-            b't' => {
-                if c1 == b'h' {
-                    out.push(b'T');
-                    used = 2;
-                } else if c1 == b'c' && c2 == b'h' {
-                    out.push(b'C');
-                    used = 3;
-                } else if i > 0 && c1 == b'i' && matches!(c2, b'o' | b'a') {
-                    out.push(b'S');
-                    used = 2;
-                } else {
-                    out.push(b't');
-                }
-            }
-            b'w' => {
-                if i == 0 && c1 == b'r' {
-                    // silent: "write"
-                } else if c1 == b'h' {
-                    out.push(b'w');
-                    used = 2;
-                } else {
-                    out.push(b'w');
-                }
-            }
-            b'x' => {
-                if i == 0 {
-                    out.push(b'z');
-                } else {
-                    out.extend_from_slice(b"ks");
-                }
-            }
-            b'j' => out.push(b'J'),
-            other => out.push(other),
         }
-        i += used;
+        b'p' => {
+            if c1 == b'h' {
+                out.push(b'f');
+                used = 2;
+            } else if !(i == 0 && matches!(c1, b's' | b'n' | b't')) {
+                out.push(b'p');
+            }
+        }
+        b's' => {
+            if c1 == b'h' {
+                out.push(b'S');
+                used = 2;
+            } else if c1 == b'c' && c2 == b'h' {
+                out.extend_from_slice(b"sk");
+                used = 3;
+            } else {
+                out.push(b's');
+            }
+        }
+        b't' => {
+            if c1 == b'h' {
+                out.push(b'T');
+                used = 2;
+            } else if c1 == b'c' && c2 == b'h' {
+                out.push(b'C');
+                used = 3;
+            } else if i > 0 && c1 == b'i' && matches!(c2, b'o' | b'a') {
+                out.push(b'S');
+                used = 2;
+            } else {
+                out.push(b't');
+            }
+        }
+        b'w' => {
+            if i == 0 && c1 == b'r' {
+                // silent: "write"
+            } else if c1 == b'h' {
+                out.push(b'w');
+                used = 2;
+            } else {
+                out.push(b'w');
+            }
+        }
+        _ => out.push(c),
     }
+    used
 }
 
 /// True when the `g` at `i` (before e, i or y) is hard although soft is the rule: at the

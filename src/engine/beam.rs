@@ -57,78 +57,110 @@ pub(super) fn search(
         sum: 0.0,
     }];
     let mut finished: Vec<Finished> = Vec::new();
-    let mut scratch = Vec::new();
-    let eot = vocabulary.special.eot;
     while !live.is_empty() && finished.len() < width {
         check_deadline(request.deadline)?;
-        // (beam, token, its log-probability), the best few of each beam.
-        let mut candidates: Vec<(usize, i32, f32)> = Vec::new();
-        for (index, beam) in live.iter().enumerate() {
-            let mut sequence = setup.prefix.clone();
-            sequence.extend_from_slice(&beam.tokens);
-            let mut row = state.logits_after(&sequence, request.threads)?.to_vec();
-            logits::apply_rules(&mut row, &beam.tokens, vocabulary, setup.rules);
-            if let Some(bias) = request.bias {
-                bias.apply(&beam.tokens, vocabulary.bpe(), &mut row, &mut scratch);
-            }
-            let total = logits::log_sum_exp(&row);
-            for token in top_tokens(&row, width + 1) {
-                let logit = row.get(token).copied().unwrap_or(f32::NEG_INFINITY);
-                if let Ok(token) = i32::try_from(token) {
-                    candidates.push((index, token, logit - total));
-                }
-            }
-        }
+        let mut candidates = expand(state, vocabulary, request, setup, &live, width)?;
         candidates.sort_by(|a, b| (live[b.0].sum + b.2).total_cmp(&(live[a.0].sum + a.2)));
         let mut next: Vec<Beam> = Vec::with_capacity(width);
         for (index, token, logprob) in candidates {
             if next.len() >= width {
                 break;
             }
-            let parent = &live[index];
-            if token == eot {
-                finished.push(Finished {
-                    beam: parent.clone(),
-                    end_logprob: logprob,
-                    over_budget: false,
-                });
-                continue;
-            }
-            let mut beam = parent.clone();
-            beam.tokens.push(token);
-            beam.logprobs.push(logprob);
-            beam.sum += logprob;
-            let repeat = request
-                .stop_at_repeat
-                .then(|| repeat_start(vocabulary, &beam.tokens))
-                .flatten();
-            if let Some(cut) = repeat {
-                beam.tokens.truncate(cut);
-                beam.logprobs.truncate(cut);
-                beam.sum = beam.logprobs.iter().sum();
-                finished.push(Finished {
-                    beam,
-                    end_logprob: 0.0,
-                    over_budget: false,
-                });
-            } else if ends_the_audio(vocabulary, request, token) {
-                finished.push(Finished {
-                    beam,
-                    end_logprob: 0.0,
-                    over_budget: false,
-                });
-            } else if beam.tokens.len() >= setup.budget {
-                finished.push(Finished {
-                    beam,
-                    end_logprob: 0.0,
-                    over_budget: true,
-                });
-            } else {
-                next.push(beam);
+            match extend(vocabulary, request, setup, &live[index], token, logprob) {
+                Step::Live(beam) => next.push(beam),
+                Step::Finished(done) => finished.push(done),
             }
         }
         live = next;
     }
+    Ok(best_of(finished))
+}
+
+/// `(beam, token, log-probability)`: the `width + 1` best next tokens of each live beam.
+fn expand(
+    state: &mut DecoderState,
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+    setup: &AttemptSetup,
+    live: &[Beam],
+    width: usize,
+) -> Result<Vec<(usize, i32, f32)>> {
+    let mut candidates = Vec::new();
+    let mut scratch = Vec::new();
+    for (index, beam) in live.iter().enumerate() {
+        let mut sequence = setup.prefix.clone();
+        sequence.extend_from_slice(&beam.tokens);
+        let mut row = state.logits_after(&sequence, request.threads)?.to_vec();
+        logits::apply_rules(&mut row, &beam.tokens, vocabulary, setup.rules);
+        if let Some(bias) = request.bias {
+            bias.apply(&beam.tokens, vocabulary.bpe(), &mut row, &mut scratch);
+        }
+        let total = logits::log_sum_exp(&row);
+        for token in top_tokens(&row, width + 1) {
+            let logit = row.get(token).copied().unwrap_or(f32::NEG_INFINITY);
+            if let Ok(token) = i32::try_from(token) {
+                candidates.push((index, token, logit - total));
+            }
+        }
+    }
+    Ok(candidates)
+}
+
+/// What one more token makes of a beam.
+enum Step {
+    Live(Beam),
+    Finished(Finished),
+}
+
+/// `parent` followed by `token`: finished at the end of text, at a repeat (cut where it
+/// starts), at the end of the audio or over the token budget; live otherwise.
+fn extend(
+    vocabulary: &Vocabulary,
+    request: &DecodeRequest<'_>,
+    setup: &AttemptSetup,
+    parent: &Beam,
+    token: i32,
+    logprob: f32,
+) -> Step {
+    let ended = |beam: Beam, over_budget: bool| {
+        Step::Finished(Finished {
+            beam,
+            end_logprob: 0.0,
+            over_budget,
+        })
+    };
+    if token == vocabulary.special.eot {
+        return Step::Finished(Finished {
+            beam: parent.clone(),
+            end_logprob: logprob,
+            over_budget: false,
+        });
+    }
+    let mut beam = parent.clone();
+    beam.tokens.push(token);
+    beam.logprobs.push(logprob);
+    beam.sum += logprob;
+    let repeat = request
+        .stop_at_repeat
+        .then(|| repeat_start(vocabulary, &beam.tokens))
+        .flatten();
+    if let Some(cut) = repeat {
+        beam.tokens.truncate(cut);
+        beam.logprobs.truncate(cut);
+        beam.sum = beam.logprobs.iter().sum();
+        ended(beam, false)
+    } else if ends_the_audio(vocabulary, request, token) {
+        ended(beam, false)
+    } else if beam.tokens.len() >= setup.budget {
+        ended(beam, true)
+    } else {
+        Step::Live(beam)
+    }
+}
+
+/// The finished beam with the best average log-probability, one within the token budget
+/// before any over it; an empty result when none finished.
+fn best_of(finished: Vec<Finished>) -> Searched {
     let best = finished
         .into_iter()
         .filter(|f| f.average().is_finite())
@@ -137,7 +169,7 @@ pub(super) fn search(
                 .cmp(&!b.over_budget)
                 .then(a.average().total_cmp(&b.average()))
         });
-    Ok(match best {
+    match best {
         Some(best) => Searched {
             tokens: best.beam.tokens,
             logprobs: best.beam.logprobs,
@@ -150,7 +182,7 @@ pub(super) fn search(
             end_logprob: 0.0,
             over_budget: false,
         },
-    })
+    }
 }
 
 /// The indices of the `count` largest finite values of `row`, largest first.
