@@ -5,8 +5,8 @@
 //! `dictionary` of terms, in one of the allowed `languages`.
 //!
 //! The modules mirror the pipeline: [`audio`] (probe, decode, downmix, resample to
-//! 16 kHz mono f32) -> [`context`] (validated request fields, prompt) -> [`engine`]
-//! (whisper.cpp, or a remote endpoint through [`providers`]) -> [`correction`] (spoken
+//! 16 kHz mono f32) -> [`context`] (validated request fields, prompt) -> `engine`
+//! (whisper.cpp, or a remote endpoint through [`providers`]) -> `correction` (spoken
 //! forms; optionally an LLM whose edits are checked) -> [`transcript`]. [`model`]
 //! converts and locates the weights,
 //! [`config`] holds defaults and environment variables, [`error`] the one error taxonomy.
@@ -18,7 +18,13 @@ pub mod audio;
 pub mod cli;
 pub mod config;
 pub mod context;
+// Spoken-to-written correction and its judge. Public for the benches and integration
+// tests, which drive it directly; not part of the API.
+#[doc(hidden)]
 pub mod correction;
+// The whisper.cpp engine. Public for the benches and integration tests, which drive it
+// directly; not part of the API (`Decoding` and `CancelFlag` are re-exported).
+#[doc(hidden)]
 pub mod engine;
 pub mod error;
 pub mod model;
@@ -32,6 +38,7 @@ pub mod transcript;
 
 pub use audio::AudioLimits;
 pub use context::{Dictionary, Language, Languages, Message, Role};
+pub use correction::judge::{EditSource, Verdict};
 pub use engine::Decoding;
 pub use error::{Error, ErrorClass, ErrorCode, Result};
 pub use providers::{EndpointConfig, SpeechProvider};

@@ -8,7 +8,7 @@
 //!   segment. Each time the window's first attempt (greedy, temperature 0) closes a timed
 //!   segment (a timestamp token after text), and its text so far would pass the
 //!   temperature fallback's checks (average log-probability, compression ratio), the
-//!   window's text so far is reported ([`crate::engine::SegmentWatcher`]). A window may
+//!   window's text so far is reported (`engine::SegmentWatcher`). A window may
 //!   then be decoded again: temperature fallback, or the retry without the previous
 //!   window's text when the first attempt loops. Sent text cannot be taken back, so once
 //!   the window is final, only the final text's extension of what was sent for it is
@@ -19,7 +19,7 @@
 //!   this way (or the LLM review below rewrote it).
 //! - **A request with context terms**: the window's corrections need the whole window,
 //!   so the text is reported per window (up to 28 s of speech; see
-//!   [`crate::engine::windows`]), after its corrections; no later step takes a reported
+//!   `engine::windows`), after its corrections; no later step takes a reported
 //!   word back.
 //!
 //! In both, the optional LLM review of the whole transcript (`CTXSCRIBE_LLM_URL`) runs
@@ -27,7 +27,7 @@
 //!
 //! Cancellation rides the engine's deadline checks (between decoding steps): a
 //! [`CancelFlag`] set from another thread stops the transcription at its next check with
-//! [`crate::Error::TranscriptionFailed`] (see [`crate::engine::cancel`]).
+//! [`crate::Error::TranscriptionFailed`] (see `engine::cancel`).
 
 pub use crate::engine::cancel::CancelFlag;
 use crate::engine::cancel::{check_cancelled, with_cancel};

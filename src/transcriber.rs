@@ -615,7 +615,7 @@ impl ContextTranscriberBuilder {
 
     /// Adds an LLM correction step through an OpenAI-compatible chat endpoint
     /// (`POST {base}/v1/chat/completions`): it proposes, and only edits that map a span
-    /// to a term it sounds like or fix spelling are kept (see [`crate::correction::llm`]).
+    /// to a term it sounds like or fix spelling are kept (see `correction::llm`).
     /// An endpoint failure fails the transcription (`transcription_failed`). Default:
     /// `$CTXSCRIBE_LLM_URL` if set, else none. Needs the `remote` feature.
     pub fn with_llm_correction(mut self, endpoint: EndpointConfig) -> Self {

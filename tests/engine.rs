@@ -308,12 +308,14 @@ fn a_whole_minute_is_transcribed_not_just_the_first_window() {
     // The segments are placed in the input's time, across windows: each copy of jfk
     // (11 s, then 1 s of silence) starts a segment near where it starts. Whisper often
     // starts a segment where the one before ends, in the pause before the speech
-    // (10.87 s for the copy at 12 s), hence the 1.5 s.
+    // (10.87 s for the copy at 12 s), hence the 1.5 s. A copy may go on its sentence
+    // before ("...your country and so my fellow Americans": seen on an AVX-512 machine,
+    // whose kernels round differently), hence the case.
     assert_segments_cover(&transcript);
     let starts: Vec<f64> = transcript
         .segments
         .iter()
-        .filter(|s| s.text.starts_with("And so"))
+        .filter(|s| s.text.to_lowercase().starts_with("and so"))
         .map(|s| s.start)
         .collect();
     assert_eq!(starts.len(), 5, "{:?}", transcript.segments);

@@ -60,9 +60,9 @@ pub struct ContextLayers {
     /// Map transcript spans that sound like a term to the term's spelling.
     pub correction: bool,
     /// Decode-time biasing: a bonus on the logits of tokens that spell a term
-    /// ([`crate::engine::biasing`]), in the decode prompted with the relevant terms.
+    /// (`engine::biasing`), in the decode prompted with the relevant terms.
     pub biasing: bool,
-    /// The acoustic model judges every candidate edit ([`crate::correction::judge`]);
+    /// The acoustic model judges every candidate edit (`correction::judge`);
     /// off, the spoken-form matcher's thresholds decide and the prompted decode's terms
     /// are merged by sound alone (the earlier pipeline, kept for comparison).
     pub judge: bool,

@@ -3,7 +3,7 @@
 //!
 //! [`ContextTerms`] is what the later stages share: the prompt lists the terms
 //! ([`super::prompt`]), decode-time biasing can build a token trie over each term's
-//! [`Term::written_forms`], and post-correction ([`crate::correction`]) maps transcript
+//! [`Term::written_forms`], and post-correction (`correction`) maps transcript
 //! spans whose sound matches a [`Term::spoken_forms`] entry back to the written term.
 
 use std::collections::HashSet;

@@ -210,82 +210,51 @@ fn h_pair_phones(l: &[u8], i: usize, out: &mut Vec<u8>) -> usize {
     let at = |k: usize| -> u8 { l.get(k).copied().unwrap_or(0) };
     let (c, c1, c2) = (l[i], at(i + 1), at(i + 2));
     let prev = if i > 0 { l[i - 1] } else { 0 };
-    let mut used = 1;
+    if c1 == b'h' {
+        match c {
+            // "chrome", "school" are hard; "chip" is not.
+            b'c' if matches!(c2, b'r' | b'l') || prev == b's' => out.push(b'k'),
+            b'c' => out.push(b'C'),
+            // "ghost"; silent in "night".
+            b'g' if i == 0 => out.push(b'g'),
+            b'g' => {}
+            b'p' => out.push(b'f'),
+            b's' => out.push(b'S'),
+            b't' => out.push(b'T'),
+            // "wh"
+            _ => out.push(c),
+        }
+        return 2;
+    }
     match c {
-        b'c' => {
-            if c1 == b'h' {
-                let hard = matches!(c2, b'r' | b'l') || prev == b's';
-                out.push(if hard { b'k' } else { b'C' });
-                used = 2;
-            } else if c1 == b'k' || c1 == b'q' {
-                out.push(b'k');
-                used = 2;
-            } else if matches!(c1, b'e' | b'i' | b'y') {
-                out.push(b's');
-            } else {
-                out.push(b'k');
-            }
+        b'c' if c1 == b'k' || c1 == b'q' => {
+            out.push(b'k');
+            return 2;
         }
-        b'g' => {
-            if c1 == b'h' {
-                if i == 0 {
-                    out.push(b'g');
-                }
-                used = 2;
-            } else if c1 == b'n' && (i == 0 || i + 2 == n) {
-                // silent: "gnome", "sign"
-            } else if matches!(c1, b'e' | b'i' | b'y') && !starts_with_hard_g(l, i) {
-                out.push(b'J');
-            } else {
-                out.push(b'g');
-            }
+        b'c' if matches!(c1, b'e' | b'i' | b'y') => out.push(b's'),
+        b'c' => out.push(b'k'),
+        // silent: "gnome", "sign"
+        b'g' if c1 == b'n' && (i == 0 || i + 2 == n) => {}
+        b'g' if matches!(c1, b'e' | b'i' | b'y') && !starts_with_hard_g(l, i) => out.push(b'J'),
+        // silent: "psalm", "pneumonia", "pterodactyl"
+        b'p' if i == 0 && matches!(c1, b's' | b'n' | b't') => {}
+        b's' if c1 == b'c' && c2 == b'h' => {
+            out.extend_from_slice(b"sk");
+            return 3;
         }
-        b'p' => {
-            if c1 == b'h' {
-                out.push(b'f');
-                used = 2;
-            } else if !(i == 0 && matches!(c1, b's' | b'n' | b't')) {
-                out.push(b'p');
-            }
+        b't' if c1 == b'c' && c2 == b'h' => {
+            out.push(b'C');
+            return 3;
         }
-        b's' => {
-            if c1 == b'h' {
-                out.push(b'S');
-                used = 2;
-            } else if c1 == b'c' && c2 == b'h' {
-                out.extend_from_slice(b"sk");
-                used = 3;
-            } else {
-                out.push(b's');
-            }
+        b't' if i > 0 && c1 == b'i' && matches!(c2, b'o' | b'a') => {
+            out.push(b'S');
+            return 2;
         }
-        b't' => {
-            if c1 == b'h' {
-                out.push(b'T');
-                used = 2;
-            } else if c1 == b'c' && c2 == b'h' {
-                out.push(b'C');
-                used = 3;
-            } else if i > 0 && c1 == b'i' && matches!(c2, b'o' | b'a') {
-                out.push(b'S');
-                used = 2;
-            } else {
-                out.push(b't');
-            }
-        }
-        b'w' => {
-            if i == 0 && c1 == b'r' {
-                // silent: "write"
-            } else if c1 == b'h' {
-                out.push(b'w');
-                used = 2;
-            } else {
-                out.push(b'w');
-            }
-        }
+        // silent: "write"
+        b'w' if i == 0 && c1 == b'r' => {}
         _ => out.push(c),
     }
-    used
+    1
 }
 
 /// True when the `g` at `i` (before e, i or y) is hard although soft is the rule: at the

@@ -5,7 +5,7 @@
 //! The transcript and the messages are data: they travel JSON-encoded in the user
 //! message, after a fixed system prompt that says so (stable text first, so servers
 //! with prefix caching reuse it). Whatever comes back is only a proposal, checked by
-//! [`crate::correction::llm::review`]; an instruction hidden in the data can at worst
+//! `correction::llm::review`; an instruction hidden in the data can at worst
 //! get its proposal rejected.
 
 use std::time::Instant;

@@ -9,7 +9,7 @@
 //!
 //! [`chat_llm::ChatLlm`] is the optional correction step through an OpenAI-compatible
 //! chat-completions endpoint; what it proposes is checked by
-//! [`crate::correction::llm::review`].
+//! `correction::llm::review`.
 //!
 //! The HTTP clients are async (reqwest); the blocking transcription path runs them on a
 //! lazily created, process-wide Tokio runtime, which also keeps their
