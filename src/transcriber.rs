@@ -10,7 +10,9 @@ use crate::config;
 use crate::context::TermOrigin;
 use crate::context::prompt::MAX_GLOSSARY_TERMS;
 use crate::context::{self, ContextLayers, ContextTerms, Dictionary, Languages, Message};
-use crate::correction::judge::{EditSource, Verdict, candidate_edits, judge};
+use crate::correction::judge::{
+    EditSource, Verdict, candidate_edits, check_homophone_edits, judge,
+};
 use crate::correction::{Corrector, contains_word};
 use crate::engine::{
     BiasStrength, Decoding, EngineConfig, EngineOutput, EngineRequest, TermBias, WhisperEngine,
@@ -276,12 +278,19 @@ impl ContextTranscriber {
             return Ok(plain);
         }
         if !layers.judge || !window.can_score() {
-            return self.merge_window(window, messages, terms, corrector);
+            let merged = self.merge_window(window, messages, terms, corrector)?;
+            if merged == plain || !window.can_score() {
+                return Ok(merged);
+            }
+            let prompt = self.glossary_prompt(terms);
+            let (text, mut checked) =
+                check_homophone_edits(window, &plain, &merged, &prompt, corrector, terms)?;
+            verdicts.append(&mut checked);
+            return Ok(text);
         }
         let language = window.language();
         let glossary = terms.leading(MAX_GLOSSARY_TERMS);
-        let prompt =
-            context::prompt::render_prompt(&[], &glossary, &|text: &str| self.count_tokens(text));
+        let prompt = self.glossary_prompt(terms);
         let bias = if layers.biasing {
             self.term_bias(&glossary)
         } else {
@@ -300,6 +309,12 @@ impl ContextTranscriber {
         let (text, mut judged) = judge(window, &plain, &edits, &prompt, corrector, terms)?;
         verdicts.append(&mut judged);
         Ok(text)
+    }
+
+    /// The judge's context prompt: the leading terms as a glossary.
+    fn glossary_prompt(&self, terms: &ContextTerms) -> String {
+        let glossary = terms.leading(MAX_GLOSSARY_TERMS);
+        context::prompt::render_prompt(&[], &glossary, &|text: &str| self.count_tokens(text))
     }
 
     fn count_tokens(&self, text: &str) -> usize {

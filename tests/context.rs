@@ -52,6 +52,54 @@ fn dictionary_terms_that_are_not_spoken_are_not_inserted() {
     }
 }
 
+/// "The sequel was much better" with SQL in the context: the sound is the same, the
+/// meaning is not. Before the homophone check the prompted passes wrote the term into
+/// these sentences ("The SQL was much better", "JSON sent the report"); sentences that do
+/// say the terms must keep them. Counted over two espeak-ng voices with some slack: the
+/// check can only take back what the plain decode heard as the ordinary word.
+#[test]
+fn a_word_that_spells_a_term_stays_a_word_unless_the_sentence_means_the_term() {
+    let messages = vec![Message::user(
+        "We store the events in SQL tables, export JSON and run Spark jobs.",
+    )];
+    let dictionary = Dictionary::from_terms(["SQL", "JSON", "Spark"]).expect("valid");
+    let (mut words_kept, mut words, mut terms_kept, mut terms) = (0, 0, 0, 0);
+    let mut report = Vec::new();
+    for clip in homophone_clips() {
+        let bytes = std::fs::read(&clip.path).expect("clip");
+        let text = base_transcriber()
+            .transcribe_blocking(
+                bytes.into(),
+                messages.clone(),
+                Languages::Auto,
+                dictionary.clone(),
+            )
+            .expect("transcribe")
+            .text;
+        report.push(format!("{} -> {text}", clip.sentence));
+        if clip.says_terms {
+            for term in ["SQL", "JSON", "Spark"] {
+                if ctxscribe::correction::contains_word(&clip.sentence, term) {
+                    terms += 1;
+                    terms_kept += usize::from(ctxscribe::correction::contains_word(&text, term));
+                }
+            }
+        } else {
+            words += 1;
+            words_kept += usize::from(!ctxscribe::correction::contains_word(&text, &clip.term));
+        }
+    }
+    assert_eq!((words, terms), (6, 8), "{report:#?}");
+    assert!(
+        words_kept >= 4,
+        "{words_kept} of {words} words kept: {report:#?}"
+    );
+    assert!(
+        terms_kept >= 6,
+        "{terms_kept} of {terms} terms kept: {report:#?}"
+    );
+}
+
 #[test]
 fn a_name_whisper_cannot_spell_comes_out_as_in_the_dictionary() {
     let text = transcribe_case("d05", vec![], &["Saoirse", "Tadhg", "Caoimhe"]);

@@ -235,16 +235,25 @@ fn metrics_count_requests_and_stages() {
     assert_eq!(answer.status, 200, "{}", answer.body);
     let answer = transcribe(&server, &jfk(), &[("languages", "xx-bogus")], Some(KEY));
     assert_eq!(answer.status, 400, "{}", answer.body);
+    // A streamed transcription counts its engine stages and audio too (once its last
+    // event is sent: `transcribe` reads the answer to its end).
+    let answer = transcribe(&server, &jfk(), &[("stream", "true")], Some(KEY));
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert!(
+        answer.body.contains("transcript.text.done"),
+        "{}",
+        answer.body
+    );
     let after = scrape();
-    assert_eq!(sample(&after, ok), sample(&before, ok) + 1.0, "{after}");
+    assert_eq!(sample(&after, ok), sample(&before, ok) + 2.0, "{after}");
     assert_eq!(sample(&after, bad), sample(&before, bad) + 1.0, "{after}");
     assert_eq!(
         sample(&after, engine),
-        sample(&before, engine) + 1.0,
+        sample(&before, engine) + 2.0,
         "{after}"
     );
     let audio = sample(&after, "ctxscribe_audio_seconds_total");
-    assert!((10.0..12.0).contains(&audio), "{after}");
+    assert!((20.0..24.0).contains(&audio), "{after}");
     for stage in ["read", "queue", "decode", "total"] {
         let count = format!("ctxscribe_stage_seconds_count{{stage=\"{stage}\"}}");
         assert!(sample(&after, &count) >= 1.0, "{stage}: {after}");

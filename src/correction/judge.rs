@@ -160,11 +160,11 @@ pub(crate) fn judge(
         .collect();
     order.sort_by_key(|&i| edits[i].from);
     for &i in &order {
-        margins[i].0 = margin(window, "", plain, &edits[i], corrector)?;
+        margins[i].0 = margin(window, "", plain, &edits[i], corrector, true)?;
     }
     if !prompt.is_empty() {
         for &i in &order {
-            margins[i].1 = margin(window, prompt, plain, &edits[i], corrector)?;
+            margins[i].1 = margin(window, prompt, plain, &edits[i], corrector, true)?;
         }
     }
     let mut verdicts: Vec<Verdict> = edits
@@ -216,6 +216,75 @@ pub(crate) fn judge(
     Ok((text, verdicts))
 }
 
+/// `corrected` (a later version of the window's `plain` transcript) with the edits that
+/// replaced an ordinary word by a term it spells ([`Corrector::homophone_edits`]: "Jason"
+/// -> `JSON`) taken back where the model's own scores do not support the term as
+/// written: the same decision as [`judge`]'s (unprompted and `prompt`ed margins and the
+/// origin's prior). The sound is the same either way; the decoder, which reads the whole
+/// sentence, weighs the meaning, and the prompt (the terms) acts as a prior.
+/// Returns the text and a verdict per such edit.
+///
+/// # Errors
+/// When scoring fails (the decoder, or the deadline).
+pub(crate) fn check_homophone_edits(
+    window: &mut dyn WindowPasses,
+    plain: &str,
+    corrected: &str,
+    prompt: &str,
+    corrector: &Corrector,
+    terms: &ContextTerms,
+) -> Result<(String, Vec<Verdict>)> {
+    let mut text = corrected.to_owned();
+    let mut verdicts = Vec::new();
+    let mut edits = corrector.homophone_edits(plain, corrected);
+    edits.truncate(MAX_JUDGED_EDITS);
+    // From the end, so that the byte ranges of the edits before stay valid.
+    for common in edits.into_iter().rev() {
+        let edit = Edit {
+            from: common.from,
+            to: common.to,
+            text: common.text.clone(),
+            term: common.term,
+            cost: 0.0,
+            source: EditSource::Matched,
+        };
+        // Weighed as written: a spoken form spells the word itself ("jason") and ties.
+        let unprompted = margin(window, "", plain, &edit, corrector, false)?;
+        let prompted = if prompt.is_empty() {
+            None
+        } else {
+            margin(window, prompt, plain, &edit, corrector, false)?
+        };
+        let dictionary = terms
+            .terms()
+            .get(edit.term)
+            .is_some_and(|t| t.origin() == TermOrigin::Dictionary);
+        let score = decision_score(edit.source, unprompted, prompted, dictionary);
+        // An edit the model could not score stays: the guards that made it still hold.
+        let keep = unprompted.is_none() || score > 0.0;
+        let range = common.corrected_from..common.corrected_to;
+        if !keep && text.get(range.clone()).is_some() {
+            let original = plain.get(common.from..common.to).unwrap_or_default();
+            text.replace_range(range, original);
+        }
+        verdicts.push(Verdict {
+            original: plain
+                .get(common.from..common.to)
+                .unwrap_or_default()
+                .to_owned(),
+            replacement: common.text,
+            source: edit.source,
+            dictionary,
+            unprompted,
+            prompted,
+            score,
+            applied: keep,
+        });
+    }
+    verdicts.reverse();
+    Ok((text, verdicts))
+}
+
 /// The decision score of an edit: identities are kept; scored edits by their margins
 /// and their origin's prior; unscored ones (over the judged limit, or a provider that
 /// cannot score) are not kept.
@@ -240,14 +309,16 @@ fn decision_score(
 }
 
 /// The model's log-probability margin of `edit` over the words it replaces, with
-/// `prompt`: the best of the term's written and spoken forms (the edit's own text for a
-/// block), each followed by the next [`TAIL_WORDS`] words. `None` when unscorable.
+/// `prompt`: the best of the term's written form and (with `spoken_forms`) its spoken
+/// forms (the edit's own text for a block), each followed by the next [`TAIL_WORDS`]
+/// words. `None` when unscorable.
 fn margin(
     window: &mut dyn WindowPasses,
     prompt: &str,
     plain: &str,
     edit: &Edit,
     corrector: &Corrector,
+    spoken_forms: bool,
 ) -> Result<Option<f32>> {
     let prefix = plain[..edit.from].trim_end();
     let prefix = if prefix.is_empty() {
@@ -265,7 +336,7 @@ fn margin(
         .terms
         .get(edit.term)
         .is_some_and(|t| t.text == edit.text);
-    if term_only {
+    if term_only && spoken_forms {
         forms.extend(
             corrector
                 .spoken_texts(edit.term)

@@ -298,7 +298,7 @@ pub(crate) async fn transcriptions(
     let engine = engine?;
     if stream {
         // The log line and metrics of a streamed answer are written when its first
-        // event is known; the engine's stages are not known then.
+        // event is known; the engine's stages are counted when its last one is.
         return stream::respond(state, (slot, engine), request, deadline).await;
     }
 

@@ -132,22 +132,35 @@ impl Metrics {
         let stages = [
             ("read", record.read),
             ("queue", record.queue),
-            ("decode", record.decode),
-            ("engine", record.engine),
             ("total", Some(total)),
         ];
         for (stage, took) in stages {
             if let Some(took) = took {
-                self.stages
-                    .get_or_create(&StageLabels {
-                        stage: stage.to_owned(),
-                    })
-                    .observe(took.as_secs_f64());
+                self.observe_stage(stage, took);
             }
         }
-        if let Some(secs) = record.audio_secs {
-            self.audio_seconds.inc_by(secs);
+        if let (Some(decode), Some(engine), Some(audio_secs)) =
+            (record.decode, record.engine, record.audio_secs)
+        {
+            self.observe_transcript(decode, engine, audio_secs);
         }
+    }
+
+    /// Counts one finished transcription's audio decoding and engine times and its audio
+    /// seconds: with the request for a JSON answer, when its last event is known for a
+    /// streamed one (its request is counted at its first event).
+    pub(crate) fn observe_transcript(&self, decode: Duration, engine: Duration, audio_secs: f64) {
+        self.observe_stage("decode", decode);
+        self.observe_stage("engine", engine);
+        self.audio_seconds.inc_by(audio_secs);
+    }
+
+    fn observe_stage(&self, stage: &str, took: Duration) {
+        self.stages
+            .get_or_create(&StageLabels {
+                stage: stage.to_owned(),
+            })
+            .observe(took.as_secs_f64());
     }
 
     /// The metrics as text, with the load gauges read from `admission` now.

@@ -152,8 +152,13 @@ pub(crate) async fn respond(
                     streamed.push_str(delta);
                     let _ = sender.send(Ok(delta_event(delta)));
                 });
-        if result.is_ok() {
+        if let Ok(transcript) = &result {
             worker.admission.record(running.elapsed());
+            worker.metrics.observe_transcript(
+                transcript.timings.decode,
+                transcript.timings.engine,
+                transcript.audio_secs,
+            );
         } else if flag.is_cancelled() {
             cancelled(running);
         }

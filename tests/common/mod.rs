@@ -187,6 +187,43 @@ pub fn hostile_fixtures_dir() -> &'static Path {
     DIR.get_or_init(|| generated_dir("tests/fixtures/make-hostile.sh", "target/fixtures/hostile"))
 }
 
+/// One clip of `target/fixtures/homophones` (tests/fixtures/make-homophones.sh,
+/// espeak-ng, generated on first use).
+pub struct HomophoneClip {
+    pub path: PathBuf,
+    /// True when the sentence says the terms; false when an ordinary word only spells one.
+    pub says_terms: bool,
+    pub term: String,
+    /// The sentence as written.
+    pub sentence: String,
+}
+
+pub fn homophone_clips() -> Vec<HomophoneClip> {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        generated_dir(
+            "tests/fixtures/make-homophones.sh",
+            "target/fixtures/homophones",
+        )
+    });
+    let table = std::fs::read_to_string(dir.join("homophones.tsv")).expect("homophones.tsv");
+    table
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let [name, kind, term, sentence] = fields[..] else {
+                return None;
+            };
+            Some(HomophoneClip {
+                path: dir.join(format!("{name}.wav")),
+                says_terms: kind == "term",
+                term: term.to_owned(),
+                sentence: sentence.to_owned(),
+            })
+        })
+        .collect()
+}
+
 /// A synthetic-voice clip of `target/fixtures/voices` (tests/fixtures/make-voices.sh,
 /// espeak-ng), generated on first use, with its language and sentence.
 pub fn voice_clips() -> Vec<(PathBuf, String, String)> {
