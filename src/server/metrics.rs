@@ -132,6 +132,8 @@ impl Metrics {
         let stages = [
             ("read", record.read),
             ("queue", record.queue),
+            ("decode", record.decode),
+            ("engine", record.engine),
             ("total", Some(total)),
         ];
         for (stage, took) in stages {
@@ -139,16 +141,14 @@ impl Metrics {
                 self.observe_stage(stage, took);
             }
         }
-        if let (Some(decode), Some(engine), Some(audio_secs)) =
-            (record.decode, record.engine, record.audio_secs)
-        {
-            self.observe_transcript(decode, engine, audio_secs);
+        if let Some(secs) = record.audio_secs {
+            self.audio_seconds.inc_by(secs);
         }
     }
 
-    /// Counts one finished transcription's audio decoding and engine times and its audio
-    /// seconds: with the request for a JSON answer, when its last event is known for a
-    /// streamed one (its request is counted at its first event).
+    /// Counts a streamed transcription's audio decoding and engine times and its audio
+    /// seconds when its last event is known (its request is counted at its first event,
+    /// by [`Metrics::observe`], which counts them for a JSON answer).
     pub(crate) fn observe_transcript(&self, decode: Duration, engine: Duration, audio_secs: f64) {
         self.observe_stage("decode", decode);
         self.observe_stage("engine", engine);
