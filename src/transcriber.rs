@@ -282,7 +282,7 @@ impl ContextTranscriber {
             if merged == plain || !window.can_score() {
                 return Ok(merged);
             }
-            let prompt = self.glossary_prompt(terms);
+            let prompt = self.glossary_prompt(&terms.leading(MAX_GLOSSARY_TERMS));
             let (text, mut checked) =
                 check_homophone_edits(window, &plain, &merged, &prompt, corrector, terms)?;
             verdicts.append(&mut checked);
@@ -290,7 +290,7 @@ impl ContextTranscriber {
         }
         let language = window.language();
         let glossary = terms.leading(MAX_GLOSSARY_TERMS);
-        let prompt = self.glossary_prompt(terms);
+        let prompt = self.glossary_prompt(&glossary);
         let bias = if layers.biasing {
             self.term_bias(&glossary)
         } else {
@@ -311,10 +311,9 @@ impl ContextTranscriber {
         Ok(text)
     }
 
-    /// The judge's context prompt: the leading terms as a glossary.
-    fn glossary_prompt(&self, terms: &ContextTerms) -> String {
-        let glossary = terms.leading(MAX_GLOSSARY_TERMS);
-        context::prompt::render_prompt(&[], &glossary, &|text: &str| self.count_tokens(text))
+    /// The judge's context prompt: `glossary` (the leading terms) rendered as a prompt.
+    fn glossary_prompt(&self, glossary: &ContextTerms) -> String {
+        context::prompt::render_prompt(&[], glossary, &|text: &str| self.count_tokens(text))
     }
 
     fn count_tokens(&self, text: &str) -> usize {

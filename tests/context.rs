@@ -62,7 +62,8 @@ fn a_word_that_spells_a_term_stays_a_word_unless_the_sentence_means_the_term() {
     let messages = vec![Message::user(
         "We store the events in SQL tables, export JSON and run Spark jobs.",
     )];
-    let dictionary = Dictionary::from_terms(["SQL", "JSON", "Spark"]).expect("valid");
+    let context_terms = ["SQL", "JSON", "Spark"];
+    let dictionary = Dictionary::from_terms(context_terms).expect("valid");
     let (mut words_kept, mut words, mut terms_kept, mut terms) = (0, 0, 0, 0);
     let mut report = Vec::new();
     for clip in homophone_clips() {
@@ -78,7 +79,7 @@ fn a_word_that_spells_a_term_stays_a_word_unless_the_sentence_means_the_term() {
             .text;
         report.push(format!("{} -> {text}", clip.sentence));
         if clip.says_terms {
-            for term in ["SQL", "JSON", "Spark"] {
+            for term in context_terms {
                 if ctxscribe::correction::contains_word(&clip.sentence, term) {
                     terms += 1;
                     terms_kept += usize::from(ctxscribe::correction::contains_word(&text, term));

@@ -262,16 +262,13 @@ pub(crate) fn check_homophone_edits(
         let score = decision_score(edit.source, unprompted, prompted, dictionary);
         // An edit the model could not score stays: the guards that made it still hold.
         let keep = unprompted.is_none() || score > 0.0;
+        let original = plain.get(common.from..common.to).unwrap_or_default();
         let range = common.corrected_from..common.corrected_to;
         if !keep && text.get(range.clone()).is_some() {
-            let original = plain.get(common.from..common.to).unwrap_or_default();
             text.replace_range(range, original);
         }
         verdicts.push(Verdict {
-            original: plain
-                .get(common.from..common.to)
-                .unwrap_or_default()
-                .to_owned(),
+            original: original.to_owned(),
             replacement: common.text,
             source: edit.source,
             dictionary,
