@@ -221,8 +221,11 @@ pub(crate) fn judge(
 /// -> `JSON`) taken back where the model's own scores do not support the term as
 /// written: the same decision as [`judge`]'s (unprompted and `prompt`ed margins and the
 /// origin's prior). The sound is the same either way; the decoder, which reads the whole
-/// sentence, weighs the meaning, and the prompt (the terms) acts as a prior.
-/// Returns the text and a verdict per such edit.
+/// sentence, weighs the meaning, and the prompt (the terms) acts as a prior. A
+/// capitalised term written where the first transcript has no word of its letters
+/// ("Let's Nix the" for "let's nix the") is weighed against that word in lowercase, by
+/// the prompted margin alone: the model that knows the context decides between a name
+/// and a word that sound the same. Returns the text and a verdict per such edit.
 ///
 /// # Errors
 /// When scoring fails (the decoder, or the deadline).
@@ -240,29 +243,52 @@ pub(crate) fn check_homophone_edits(
     edits.truncate(MAX_JUDGED_EDITS);
     // From the end, so that the byte ranges of the edits before stay valid.
     for common in edits.into_iter().rev() {
+        // The alternative in its sentence: the first transcript's words, or the
+        // ordinary word in the corrected one.
+        let (base, from, to) = match &common.word {
+            None => (plain.to_owned(), common.from, common.to),
+            Some(word) => {
+                let mut base = corrected.to_owned();
+                base.replace_range(common.corrected_from..common.corrected_to, word);
+                (base, common.from, common.from + word.len())
+            }
+        };
         let edit = Edit {
-            from: common.from,
-            to: common.to,
+            from,
+            to,
             text: common.text.clone(),
             term: common.term,
             cost: 0.0,
             source: EditSource::Matched,
         };
         // Weighed as written: a spoken form spells the word itself ("jason") and ties.
-        let unprompted = margin(window, "", plain, &edit, corrector, false)?;
+        // A capitalised term against its own letters in lowercase: the same sound, so
+        // only the sentence read with the context can tell (the unprompted model does
+        // not know the name exists). Else both margins, as the judge weighs them.
+        let same_letters = common.same_letters && !prompt.is_empty();
+        let unprompted = if same_letters {
+            None
+        } else {
+            margin(window, "", &base, &edit, corrector, false)?
+        };
         let prompted = if prompt.is_empty() {
             None
         } else {
-            margin(window, prompt, plain, &edit, corrector, false)?
+            margin(window, prompt, &base, &edit, corrector, false)?
         };
         let dictionary = terms
             .terms()
             .get(edit.term)
             .is_some_and(|t| t.origin() == TermOrigin::Dictionary);
-        let score = decision_score(edit.source, unprompted, prompted, dictionary);
+        let (score, scored) = if same_letters {
+            (prompted.unwrap_or(f32::INFINITY), prompted.is_some())
+        } else {
+            let score = decision_score(edit.source, unprompted, prompted, dictionary);
+            (score, unprompted.is_some())
+        };
         // An edit the model could not score stays: the guards that made it still hold.
-        let keep = unprompted.is_none() || score > 0.0;
-        let original = plain.get(common.from..common.to).unwrap_or_default();
+        let keep = !scored || score > 0.0;
+        let original = base.get(from..to).unwrap_or_default();
         let range = common.corrected_from..common.corrected_to;
         if !keep && text.get(range.clone()).is_some() {
             text.replace_range(range, original);

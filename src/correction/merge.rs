@@ -56,7 +56,7 @@ const SECOND_PASS_LETTERS_RATIO: (usize, usize) = (3, 5);
 
 /// Most words per transcript the word alignment handles; longer transcripts (minutes of
 /// audio) are merged in the first transcript's favour: it is returned unchanged.
-const MAX_ALIGNED_WORDS: usize = 2_000;
+pub(super) const MAX_ALIGNED_WORDS: usize = 2_000;
 
 /// A replacement of the first transcript's bytes `from..to` by `text`, which writes
 /// the term `term` (an index into the corrector's terms).
@@ -64,19 +64,6 @@ const MAX_ALIGNED_WORDS: usize = 2_000;
 pub(crate) struct Splice {
     pub(crate) from: usize,
     pub(crate) to: usize,
-    pub(crate) text: String,
-    pub(crate) term: usize,
-}
-
-/// A word of a first transcript (bytes `from..to`) that a corrected version replaced by
-/// `text` (bytes `corrected_from..corrected_to` there), which writes the term `term`
-/// that the word spells ([`Corrector::homophone_edits`]).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct HomophoneEdit {
-    pub(crate) from: usize,
-    pub(crate) to: usize,
-    pub(crate) corrected_from: usize,
-    pub(crate) corrected_to: usize,
     pub(crate) text: String,
     pub(crate) term: usize,
 }
@@ -295,67 +282,6 @@ impl Corrector {
         }
     }
 
-    /// The common words of `first` (whole words of Whisper's vocabulary) that
-    /// `corrected` (a later version of it) replaced by a term one of them already
-    /// spells, as the term is said or (a one-word term) as written: "Jason" -> `JSON`
-    /// (said "jason"), "the sequel" -> `SQL`, "spark" -> `Spark`. Whisper heard the sound
-    /// right and chose an ordinary word; only the sentence's meaning can tell which was
-    /// meant, which the sound-based guards cannot. Not listed: a word that only sounds
-    /// like the term ("quadrant" for `Qdrant`: misheard), a word Whisper does not know
-    /// ("tailscale": a guess at a name), words that together spell a spoken form
-    /// ("parse config file" for `parse_config_file`), a lowercase term (`helm`: case
-    /// changes no meaning).
-    pub(crate) fn homophone_edits(&self, first: &str, corrected: &str) -> Vec<HomophoneEdit> {
-        let (ours, theirs) = (tokenize(first), tokenize(corrected));
-        if ours.len().max(theirs.len()) > MAX_ALIGNED_WORDS {
-            return Vec::new();
-        }
-        let mut edits = Vec::new();
-        // Case counts: "flask" -> `Flask` is an edit.
-        for block in differing_blocks_by(&ours, &theirs, false) {
-            let (old, new) = (&ours[block.ours.clone()], &theirs[block.theirs.clone()]);
-            let (Some(old_first), Some(old_last), Some(new_first), Some(new_last)) =
-                (old.first(), old.last(), new.first(), new.last())
-            else {
-                continue;
-            };
-            // Whisper chose ordinary words (whole words of its vocabulary).
-            if !old.iter().all(|word| word.common) {
-                continue;
-            }
-            let text = &corrected[new_first.core_start..new_last.core_end];
-            let letters: Vec<u8> = old.iter().flat_map(|w| w.letters.iter().copied()).collect();
-            let term = (0..self.terms.len()).find(|&term| {
-                let entry = &self.terms[term];
-                let spells = |word: &[u8]| {
-                    (entry.plain_word && entry.letters == word)
-                        || self
-                            .forms
-                            .iter()
-                            .any(|form| form.term == term && form.letters == word)
-                };
-                // A lowercase term changes no meaning ("Helm" -> `helm`), and several
-                // words that spell a spoken form say the term in full ("dash dash
-                // atomic" -> `--atomic`).
-                entry.text.chars().any(char::is_uppercase)
-                    && contains_word(text, &entry.text)
-                    && old.iter().any(|word| spells(&word.letters))
-                    && !(old.len() > 1 && spells(&letters))
-            });
-            if let Some(term) = term {
-                edits.push(HomophoneEdit {
-                    from: old_first.core_start,
-                    to: old_last.core_end,
-                    corrected_from: new_first.core_start,
-                    corrected_to: new_last.core_end,
-                    text: text.to_owned(),
-                    term,
-                });
-            }
-        }
-        edits
-    }
-
     /// True when `text` writes one of the terms.
     fn writes_a_term(&self, text: &str) -> bool {
         self.terms
@@ -388,9 +314,9 @@ impl Corrector {
 
 /// Where two tokenised transcripts differ: token ranges of each, between aligned words.
 #[derive(Debug, PartialEq)]
-struct Block {
-    ours: std::ops::Range<usize>,
-    theirs: std::ops::Range<usize>,
+pub(super) struct Block {
+    pub(super) ours: std::ops::Range<usize>,
+    pub(super) theirs: std::ops::Range<usize>,
 }
 
 /// The blocks between the words of a longest common subsequence of `ours` and
@@ -401,7 +327,11 @@ fn differing_blocks(ours: &[Token<'_>], theirs: &[Token<'_>]) -> Vec<Block> {
 
 /// [`differing_blocks`], with words compared by their letters and digits in any case
 /// (`ignore_case`) or only in the same case.
-fn differing_blocks_by(ours: &[Token<'_>], theirs: &[Token<'_>], ignore_case: bool) -> Vec<Block> {
+pub(super) fn differing_blocks_by(
+    ours: &[Token<'_>],
+    theirs: &[Token<'_>],
+    ignore_case: bool,
+) -> Vec<Block> {
     let fold = |token: &Token<'_>| -> String {
         let letters = token.core.chars().filter(|c| c.is_alphanumeric());
         if ignore_case {
@@ -483,52 +413,6 @@ mod tests {
         let corrector = Corrector::new(&terms);
         let all: Vec<usize> = (0..terms.len()).collect();
         corrector.merge_second_pass(first, second, &all)
-    }
-
-    fn homophone_edits(dictionary: &[&str], first: &str, corrected: &str) -> Vec<String> {
-        let dictionary = Dictionary::from_terms(dictionary).expect("valid");
-        let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
-        Corrector::new(&terms)
-            .homophone_edits(first, corrected)
-            .into_iter()
-            .map(|edit| {
-                let new = &corrected[edit.corrected_from..edit.corrected_to];
-                assert_eq!(new, edit.text);
-                format!("{} -> {}", &first[edit.from..edit.to], edit.text)
-            })
-            .collect()
-    }
-
-    #[test]
-    fn words_replaced_by_a_term_they_spell_are_listed_and_misheard_ones_are_not() {
-        let listed = homophone_edits(&["JSON"], "Jason said it works.", "JSON said it works.");
-        assert_eq!(listed, ["Jason -> JSON"]);
-        let listed = homophone_edits(&["Spark"], "Fit new spark plugs.", "Fit new Spark plugs.");
-        assert_eq!(listed, ["spark -> Spark"]);
-        // A word Whisper does not know is its guess at a name; a lowercase term changes
-        // no meaning; words that say a spoken form in full are the term.
-        assert!(homophone_edits(&["Tailscale"], "Use tailscale.", "Use Tailscale.").is_empty());
-        assert!(homophone_edits(&["helm"], "Helm upgrade it.", "helm upgrade it.").is_empty());
-        let listed = homophone_edits(
-            &["--atomic"],
-            "Upgrade dash dash atomic now.",
-            "Upgrade --atomic now.",
-        );
-        assert!(listed.is_empty(), "{listed:?}");
-        // Misheard: the word does not spell the term.
-        let listed = homophone_edits(&["Qdrant"], "Store it in quadrant.", "Store it in Qdrant.");
-        assert!(listed.is_empty(), "{listed:?}");
-        // Several words that spell a spoken form are an identity.
-        let listed = homophone_edits(
-            &["parse_config_file"],
-            "Call parse config file first.",
-            "Call parse_config_file first.",
-        );
-        assert!(listed.is_empty(), "{listed:?}");
-        // A capitalised uncommon word is a name Whisper guessed ("Sersha" for Saoirse).
-        let listed = homophone_edits(&["Saoirse"], "Ask Sersha today.", "Ask Saoirse today.");
-        assert!(listed.is_empty(), "{listed:?}");
-        assert!(homophone_edits(&["JSON"], "Jason said.", "Jason said.").is_empty());
     }
 
     #[test]

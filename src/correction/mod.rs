@@ -32,6 +32,7 @@
 //! matches win. Cost is O(spans x candidate forms): forms are bucketed by their first
 //! phone class and filtered by key length before any distance is computed.
 
+mod homophones;
 pub mod judge;
 pub mod llm; // issue 8: acceptance of LLM corrections
 mod merge;
