@@ -427,10 +427,11 @@ impl ContextTranscriber {
         let count_tokens = |text: &str| self.count_tokens(text);
         let prompt = context::prompt::render_prompt(messages, &glossary, &count_tokens);
         let mut second = finish(&window.decode_prompted(&prompt, None)?);
-        if !keeps_the_speech(text, &second) {
+        if !keeps_the_speech(text, &second) || corrector.glues_words(text, &second) {
             // Greedy decoding prompted with a list of names tends to copy the list
-            // ("Xiaoqing, Zhiwei, Jiaqi." for a sentence about them); the beams keep
-            // other continuations alive. Only this failure pays for them.
+            // ("Xiaoqing, Zhiwei, Jiaqi." for a sentence about them), and with a list
+            // of identifiers to glue words ("WillAndFunWillHandleLeonCoralRotation");
+            // the beams keep other continuations alive. Only these failures pay for them.
             second = finish(&window.decode_prompted_beams(&prompt, FALLBACK_BEAMS)?);
         }
         if !keeps_the_speech(text, &second) {

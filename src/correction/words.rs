@@ -100,3 +100,91 @@ pub(super) fn tokenize(text: &str) -> Vec<Token<'_>> {
     }
     tokens
 }
+
+impl super::Corrector {
+    /// True when the prompted transcript `second` glued words together where `first`
+    /// has them apart, a failure of greedy decoding prompted with identifiers: it
+    /// continues the prompt's style ("WillAndFunWillHandleLeonCoralRotation" for "Win
+    /// and Fung will handle the on call rotation", "intottsconfig.build.json" for "into
+    /// T S config dot build dot json"). Glued: a word of `second` that `first` does not
+    /// have and that is not a term, but has a term glued to other letters or three or
+    /// more camel-case parts.
+    pub(crate) fn glues_words(&self, first: &str, second: &str) -> bool {
+        tokenize(second).iter().any(|token| {
+            let word = token.core;
+            if self.terms.iter().any(|term| term.text == word) || super::contains_word(first, word)
+            {
+                return false;
+            }
+            let glued_term = self
+                .terms
+                .iter()
+                .any(|term| word.contains(&term.text) && !super::contains_word(word, &term.text));
+            glued_term || camel_parts(word) >= GLUED_CAMEL_PARTS
+        })
+    }
+}
+
+/// Camel-case parts of a word that make it a glued phrase rather than a name
+/// (`McDonald`, `YouTube` and `PowerShell` have two).
+const GLUED_CAMEL_PARTS: usize = 3;
+
+/// The camel-case parts of `word`: one, plus one per lowercase letter followed by an
+/// uppercase one.
+fn camel_parts(word: &str) -> usize {
+    let chars: Vec<char> = word.chars().collect();
+    1 + chars
+        .windows(2)
+        .filter(|pair| pair[0].is_lowercase() && pair[1].is_uppercase())
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::context::{ContextTerms, Dictionary, Message};
+    use crate::correction::Corrector;
+
+    fn glues(dictionary: &[&str], first: &str, second: &str) -> bool {
+        let dictionary = Dictionary::from_terms(dictionary).expect("valid");
+        let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
+        Corrector::new(&terms).glues_words(first, second)
+    }
+
+    #[test]
+    fn words_glued_by_a_prompted_decode_are_told_from_terms_and_names() {
+        let names = ["Nguyen", "Phuong"];
+        let first = "Will and firm will handle the on-coral rotation this week.";
+        assert!(glues(
+            &names,
+            first,
+            "WillAndFunWillHandleLeonCoralRotation this week."
+        ));
+        let files = ["tsconfig.build.json"];
+        let first = "Copy most compiler options in torts. Config. Not. Build. Not. Jason.";
+        assert!(glues(
+            &files,
+            first,
+            "Copy those compiler options, and intottsconfig.build.json."
+        ));
+        // A term, a word the first pass has, two camel-case parts: not glued.
+        assert!(!glues(
+            &files,
+            first,
+            "Copy those compiler options into tsconfig.build.json."
+        ));
+        let first = "Ask the McDonald team about YouTube.";
+        assert!(!glues(
+            &names,
+            first,
+            "Ask the McDonald team about YouTube."
+        ));
+        assert!(!glues(&names, "Open power shell.", "Open PowerShell."));
+        let identifiers = ["isFeatureEnabled"];
+        let first = "This feature enabled can always returns false.";
+        assert!(!glues(
+            &identifiers,
+            first,
+            "The isFeatureEnabled check returns false."
+        ));
+    }
+}
