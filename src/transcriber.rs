@@ -24,7 +24,7 @@ use crate::request::{Audio, TranscriptionRequest};
 use crate::transcript::{StageTimings, Transcript, align_segments};
 
 /// Beams of the context pass's second try, after its greedy decode lost the speech.
-const FALLBACK_BEAMS: usize = 5;
+const FALLBACK_BEAMS: usize = 3;
 /// Biasing weight of a dictionary term (the caller says it matters).
 const DICTIONARY_BIAS_WEIGHT: f32 = 1.0;
 /// Biasing weight of a term mined from the messages (it may not be said).

@@ -222,10 +222,11 @@ pub(crate) fn judge(
 /// written: the same decision as [`judge`]'s (unprompted and `prompt`ed margins and the
 /// origin's prior). The sound is the same either way; the decoder, which reads the whole
 /// sentence, weighs the meaning, and the prompt (the terms) acts as a prior. A
-/// capitalised term written where the first transcript has no word of its letters
-/// ("Let's Nix the" for "let's nix the") is weighed against that word in lowercase, by
-/// the prompted margin alone: the model that knows the context decides between a name
-/// and a word that sound the same. Returns the text and a verdict per such edit.
+/// capitalised one-word term written in place of its letters in lowercase ("tailscale")
+/// or where the first transcript has no word of its letters ("Let's Nix the" for "let's
+/// mix the") is weighed against that word in lowercase, by the prompted margin alone:
+/// the model that knows the context decides between a name and a word that sound the
+/// same. Returns the text and a verdict per such edit.
 ///
 /// # Errors
 /// When scoring fails (the decoder, or the deadline).
