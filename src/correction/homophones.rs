@@ -223,7 +223,8 @@ mod tests {
             "Call parse_config_file first.",
         );
         assert!(listed.is_empty(), "{listed:?}");
-        // A capitalised uncommon word is a name Whisper guessed ("Sersha" for Saoirse).
+        // A name Whisper guessed ("Sersha" for Saoirse) is no homophone of the term; the
+        // capitalised term is still weighed against its own letters.
         let listed = homophone_edits(&["Saoirse"], "Ask Sersha today.", "Ask Saoirse today.");
         assert_eq!(listed, ["saoirse -> Saoirse"]);
         assert!(homophone_edits(&["JSON"], "Jason said.", "Jason said.").is_empty());
