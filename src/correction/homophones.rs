@@ -54,17 +54,18 @@ impl Corrector {
                 continue;
             };
             let text = &corrected[new_first.core_start..new_last.core_end];
+            let block_edit = |term, same_letters| HomophoneEdit {
+                from: old_first.core_start,
+                to: old_last.core_end,
+                corrected_from: new_first.core_start,
+                corrected_to: new_last.core_end,
+                text: text.to_owned(),
+                term,
+                word: None,
+                same_letters,
+            };
             if let Some(term) = self.capitalised_as_is(old, text) {
-                edits.push(HomophoneEdit {
-                    from: old_first.core_start,
-                    to: old_last.core_end,
-                    corrected_from: new_first.core_start,
-                    corrected_to: new_last.core_end,
-                    text: text.to_owned(),
-                    term,
-                    word: None,
-                    same_letters: true,
-                });
+                edits.push(block_edit(term, true));
                 continue;
             }
             // Whisper chose ordinary words (whole words of its vocabulary).
@@ -90,16 +91,7 @@ impl Corrector {
                     && !(old.len() > 1 && spells(&letters))
             });
             if let Some(term) = term {
-                edits.push(HomophoneEdit {
-                    from: old_first.core_start,
-                    to: old_last.core_end,
-                    corrected_from: new_first.core_start,
-                    corrected_to: new_last.core_end,
-                    text: text.to_owned(),
-                    term,
-                    word: None,
-                    same_letters: false,
-                });
+                edits.push(block_edit(term, false));
             }
         }
         edits.extend(self.ordinary_word_terms(first, corrected, &edits));
@@ -132,12 +124,15 @@ impl Corrector {
         judged: &[HomophoneEdit],
     ) -> Vec<HomophoneEdit> {
         let mut edits = Vec::new();
+        let first = first.to_lowercase();
         for (term, entry) in self.terms.iter().enumerate() {
-            let word = entry.text.to_lowercase();
+            if !is_capitalised(&entry.text) {
+                continue;
+            }
             // The first transcript's own word is weighed by `homophone_edits`, or kept
             // (a word Whisper does not know: its guess at a name, "tailscale").
-            let in_first = |text: &str| contains_word(&first.to_lowercase(), text);
-            if !is_capitalised(&entry.text) || in_first(&word) {
+            let word = entry.text.to_lowercase();
+            if contains_word(&first, &word) {
                 continue;
             }
             for (from, _) in corrected.match_indices(&entry.text) {
@@ -176,13 +171,10 @@ fn is_capitalised(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::context::{ContextTerms, Dictionary, Message};
-    use crate::correction::Corrector;
+    use crate::correction::tests::corrector;
 
     fn homophone_edits(dictionary: &[&str], first: &str, corrected: &str) -> Vec<String> {
-        let dictionary = Dictionary::from_terms(dictionary).expect("valid");
-        let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
-        Corrector::new(&terms)
+        corrector(dictionary, &[])
             .homophone_edits(first, corrected)
             .into_iter()
             .map(|edit| {
@@ -234,11 +226,8 @@ mod tests {
     fn a_capitalised_word_term_the_passes_wrote_is_weighed_against_the_word() {
         let listed = homophone_edits(&["Nix"], "Let's mix the sync.", "Let's Nix the sync.");
         assert_eq!(listed, ["nix -> Nix"]);
-        let edits = {
-            let dictionary = Dictionary::from_terms(["Flask"]).expect("valid");
-            let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
-            Corrector::new(&terms).homophone_edits("Feel the last wind.", "Fill the Flask with.")
-        };
+        let edits = corrector(&["Flask"], &[])
+            .homophone_edits("Feel the last wind.", "Fill the Flask with.");
         assert_eq!(edits.len(), 1);
         assert_eq!(edits[0].word.as_deref(), Some("flask"));
         // Whisper wrote it unprompted; a sentence start tells nothing; an acronym is

@@ -3,7 +3,7 @@
 use super::*;
 use crate::context::{Dictionary, Message};
 
-fn corrector(dictionary: &[&str], messages: &[&str]) -> Corrector {
+pub(super) fn corrector(dictionary: &[&str], messages: &[&str]) -> Corrector {
     let dictionary = Dictionary::from_terms(dictionary).expect("valid");
     let messages: Vec<Message> = messages.iter().map(|m| Message::user(*m)).collect();
     Corrector::new(&ContextTerms::from_context(&messages, &dictionary))

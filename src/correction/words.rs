@@ -141,13 +141,10 @@ fn camel_parts(word: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use crate::context::{ContextTerms, Dictionary, Message};
-    use crate::correction::Corrector;
+    use crate::correction::tests::corrector;
 
     fn glues(dictionary: &[&str], first: &str, second: &str) -> bool {
-        let dictionary = Dictionary::from_terms(dictionary).expect("valid");
-        let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
-        Corrector::new(&terms).glues_words(first, second)
+        corrector(dictionary, &[]).glues_words(first, second)
     }
 
     #[test]
