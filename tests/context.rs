@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::time::{Duration, Instant};
+
 use common::*;
 use ctxscribe::context::ContextLayers;
 use ctxscribe::correction::contains_word;
@@ -212,8 +214,64 @@ fn decode_time_biasing_alone_spells_a_term_the_plain_decoder_misses() {
     assert!(!biased.contains("Pinecone"), "{biased}");
 }
 
+/// whisper.cpp's batched beam search stops at the request's deadline (its abort
+/// callback) with a typed error, well before a search that runs to the end.
+#[test]
+fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
+    let engine = WhisperEngine::load(&EngineConfig {
+        model_path: model("ggml-base.bin"),
+        vad_model_path: None,
+        threads: 2,
+        decoding: Decoding::Greedy,
+    })
+    .expect("model loads");
+    let clip = real_clip("en_whisper_jfk");
+    let bytes = std::fs::read(&clip.path).expect("read");
+    let samples = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
+        .expect("decode")
+        .samples;
+    let languages = Languages::Auto;
+    let search = |deadline: Option<Instant>| {
+        let request = EngineRequest {
+            samples: &samples,
+            languages: &languages,
+            prompt: "",
+            deadline,
+            bias: None,
+        };
+        let mut searched = None;
+        // What the engine makes of the window afterwards does not matter here.
+        let _ = engine.transcribe_windows(&request, &mut |window: &mut dyn WindowPasses| {
+            if let Some(deadline) = deadline {
+                std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+            }
+            let started = Instant::now();
+            let beams = window.decode_prompted_beams("Americans, country.", 5);
+            searched = Some((beams, started.elapsed()));
+            Ok(window.plain_text().to_owned())
+        });
+        searched.expect("the window reached its judge")
+    };
+    let (whole, whole_took) = search(None);
+    assert!(
+        whole
+            .expect("no deadline")
+            .contains("ask not what your country")
+    );
+    // Room for the plain decode even on a loaded machine; the judge then waits it out.
+    let (late, late_took) = search(Some(Instant::now() + Duration::from_secs(8)));
+    let error = late.expect_err("past the deadline");
+    assert_eq!(error.code(), "transcription_failed", "{error}");
+    assert!(
+        late_took < whole_took / 2,
+        "stopped after {late_took:?}; a whole search took {whole_took:?}"
+    );
+}
+
 /// The engine's per-window passes on jfk: more decodes and scores reuse the window's one
-/// encoder pass (a beam-search decode too); the spoken words score above a near miss; bad sequences are typed errors.
+/// encoder pass; a beam-search decode is whisper.cpp's batched search, which encodes the
+/// window once more, after which the scores still hold; the spoken words score above a
+/// near miss; bad sequences are typed errors.
 #[test]
 fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
     let engine = WhisperEngine::load(&EngineConfig {
@@ -237,12 +295,15 @@ fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
         bias: None,
     };
     let before = engine.encoder_passes();
+    let mut passes_before_beams = 0;
     let mut seen = Vec::new();
     let output = engine
         .transcribe_windows(&request, &mut |window: &mut dyn WindowPasses| {
             let plain = window.plain_text().to_owned();
             let prompted = window.decode_prompted("Americans, country.", None)?;
             let again = window.decode_prompted("", None)?;
+            let _ = window.score("", " And so my fellow", " Americans")?;
+            passes_before_beams = engine.encoder_passes() - before;
             let beams = window.decode_prompted_beams("Americans, country.", 5)?;
             let sum = |scores: Option<Vec<f32>>| scores.expect("scorable").iter().sum::<f32>();
             let right = sum(window.score("", " And so my fellow", " Americans")?);
@@ -264,10 +325,11 @@ fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
             Ok(plain)
         })
         .expect("transcribe");
+    assert_eq!(passes_before_beams, 1, "one window, one encoder pass");
     assert_eq!(
         engine.encoder_passes() - before,
-        1,
-        "one window, one encoder pass"
+        2,
+        "the batched beam search encodes once more"
     );
     assert_eq!(seen.len(), 1);
     let (plain, prompted, again, beams, right, wrong, empty, outside) = &seen[0];

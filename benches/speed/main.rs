@@ -411,8 +411,9 @@ fn bench_set(
     // With context, faster-whisper gets the context as its prompt and searches with 5
     // beams, its default (what a user of it would run); plain sets are greedy for both.
     let fw_beam = if set.is_context() { FW_CONTEXT_BEAM } else { 1 };
-    let mut ctx_texts = vec![String::new(); set.clips.len()];
-    let mut fw_texts = vec![String::new(); set.clips.len()];
+    // The first run's text and latency of each clip (written beside the text).
+    let mut ctx_texts = vec![(String::new(), 0.0); set.clips.len()];
+    let mut fw_texts = vec![(String::new(), 0.0); set.clips.len()];
     for run in 0..set.runs {
         for (index, clip) in set.clips.iter().enumerate() {
             // Alternate which engine goes first, so that neither always runs on a cache
@@ -428,12 +429,12 @@ fn bench_set(
             }
             ctx_times.push(secs);
             if run == 0 {
-                ctx_texts[index] = text;
+                ctx_texts[index] = (text, secs);
             }
             if let Some((text, secs)) = fw_result {
                 fw_times.push(secs);
                 if run == 0 {
-                    fw_texts[index] = text;
+                    fw_texts[index] = (text, secs);
                 }
             }
         }
@@ -605,18 +606,26 @@ fn bench_concurrency(transcriber: &ContextTranscriber, clips: &[Clip]) {
     println!("peak RSS: ctxscribe bench process {:.0} MB", peak_rss_mb());
 }
 
-fn write_hyps(path: &Path, set: &Set, texts: &[String]) -> Result<(), String> {
+/// One line per clip: its id, text and latency in seconds (`secs`, first run).
+fn write_hyps(path: &Path, set: &Set, texts: &[(String, f64)]) -> Result<(), String> {
     let lines: String = set
         .clips
         .iter()
         .zip(texts)
-        .map(|(clip, text)| serde_json::json!({ "id": clip.id, "text": text }).to_string() + "\n")
+        .map(|(clip, (text, secs))| {
+            serde_json::json!({ "id": clip.id, "text": text, "secs": secs }).to_string() + "\n"
+        })
         .collect();
     std::fs::write(path, lines).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// WER of `texts` by score.py's `real` mode (its normaliser), on a manifest of this set.
-fn score_real(out_dir: &Path, engine: &str, set: &Set, texts: &[String]) -> Result<String, String> {
+fn score_real(
+    out_dir: &Path,
+    engine: &str,
+    set: &Set,
+    texts: &[(String, f64)],
+) -> Result<String, String> {
     let manifest = out_dir.join(format!("speed-{}.tsv", set.name));
     let mut tsv = String::from("id\tfile\tlanguage\tduration_s\treference\n");
     for clip in &set.clips {
@@ -647,7 +656,7 @@ fn score_context(
     out_dir: &Path,
     engine: &str,
     set: &Set,
-    texts: &[String],
+    texts: &[(String, f64)],
 ) -> Result<String, String> {
     let hyps = out_dir.join(format!("speed-{}-{engine}.jsonl", set.name));
     write_hyps(&hyps, set, texts)?;

@@ -1,17 +1,20 @@
 //! The whisper.cpp binding (through whisper-rs): the model, the per-call encoder/decoder
 //! state and the VAD. The only module of the core crate with `unsafe`; everything above
-//! it (encoding, detection, decoding, scoring) is safe Rust over three operations:
-//! [`DecoderState::encode`], [`DecoderState::decode`] and [`Model::speech_regions`].
+//! it (encoding, detection, decoding, scoring) is safe Rust over four operations:
+//! [`DecoderState::encode`], [`DecoderState::logits_after`],
+//! [`DecoderState::search_beams`] and [`Model::speech_regions`].
 
 use std::ffi::c_void;
 use std::ops::Range;
 use std::path::Path;
+use std::time::Instant;
 
 use whisper_rs::{
     FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
     WhisperVadContext, WhisperVadContextParams, WhisperVadParams,
 };
 
+use super::cancel::CancelFlag;
 use super::pool::Pool;
 use super::tokens::Vocabulary;
 use crate::audio::TARGET_SAMPLE_RATE;
@@ -132,6 +135,7 @@ impl Model {
             state,
             n_vocab: self.vocabulary.n_vocab(),
             encoded: false,
+            encoder_ctx: 0,
             cached: Vec::new(),
             n_text_ctx: usize::try_from(self.context.n_text_ctx()).unwrap_or(0),
         })
@@ -205,6 +209,8 @@ pub(crate) struct DecoderState {
     state: WhisperState,
     n_vocab: usize,
     encoded: bool,
+    /// The encoder context of the current encoding (0: the full 30 s).
+    encoder_ctx: i32,
     /// The tokens whose keys and values the decoder's KV cache holds, in order.
     cached: Vec<i32>,
     /// Positions the decoder has (Whisper: 448).
@@ -253,7 +259,88 @@ impl DecoderState {
             .encode(0, threads)
             .map_err(|e| failed("encoder", e))?;
         self.encoded = true;
+        self.encoder_ctx = encoder_ctx;
         Ok(())
+    }
+
+    /// whisper.cpp's own beam search over `audio`, the window this state has encoded:
+    /// the transcript tokens (text and timestamps) of its best hypothesis, one segment.
+    ///
+    /// `whisper_full` runs on a fresh state of `model`'s: it encodes `audio` again (same
+    /// samples, same encoder context: the same encoding), then advances all its
+    /// hypotheses in one decoder batch per step, each a sequence of its own in that
+    /// state's KV cache. [`Self::logits_after`] holds one sequence, so a beam search
+    /// through it decodes every hypothesis again from where they part. This state, its
+    /// encoding and its KV cache are left as they were. The fresh state costs 19 ms; a
+    /// kept one carried something of a search into the next (a tuning case's result
+    /// depended on which case ran before it) and would hold its enlarged KV cache
+    /// between requests.
+    pub(crate) fn search_beams(
+        &self,
+        model: &Model,
+        audio: &[f32],
+        search: &BeamSearch<'_>,
+    ) -> Result<Vec<i32>> {
+        if !self.encoded {
+            return Err(failed("beam search", "search before encode"));
+        }
+        let mut searcher = model
+            .context
+            .create_state()
+            .map_err(|e| failed("beam search state", e))?;
+        let beam_size = i32::try_from(search.beams.max(2)).unwrap_or(2);
+        let mut params = FullParams::new(SamplingStrategy::BeamSearch {
+            beam_size,
+            patience: -1.0,
+        });
+        params.set_n_threads(i32::try_from(search.threads).unwrap_or(1));
+        params.set_language(Some(search.language));
+        params.set_audio_ctx(self.encoder_ctx);
+        params.set_no_context(true);
+        params.set_tokens(search.prompt);
+        params.set_single_segment(true);
+        params.set_max_tokens(i32::try_from(search.max_tokens).unwrap_or(i32::MAX));
+        // One attempt at temperature 0; OpenAI's non-speech token suppression.
+        params.set_temperature_inc(0.0);
+        params.set_suppress_nst(true);
+        params.set_print_special(false);
+        params.set_print_progress(false);
+        params.set_print_realtime(false);
+        params.set_print_timestamps(false);
+        let stop = Stop {
+            deadline: search.deadline,
+            cancel: search.cancel.clone(),
+        };
+        // SAFETY: `should_stop` only reads the `Stop` behind its user data, through a
+        // shared reference (an `Instant` and an atomic flag: safe from any of ggml's
+        // threads). `stop` outlives the `full` call below, the only user of the pointer,
+        // and is not moved or mutated while it runs.
+        unsafe {
+            params.set_abort_callback(Some(should_stop));
+            params.set_abort_callback_user_data(std::ptr::from_ref(&stop).cast_mut().cast());
+        }
+        let searched = searcher.full(params, audio);
+        if stop.is_due() {
+            return Err(failed("beam search", "stopped: deadline or cancellation"));
+        }
+        searched.map_err(|e| failed("beam search", e))?;
+        let mut tokens = Vec::new();
+        for index in 0..searcher.full_n_segments() {
+            let Some(segment) = searcher.get_segment(index) else {
+                continue;
+            };
+            tokens.extend(
+                (0..segment.n_tokens())
+                    .filter_map(|t| segment.get_token(t))
+                    .map(|token| token.token_id()),
+            );
+        }
+        Ok(tokens)
+    }
+
+    /// The encoder context of the current encoding, in frames (0: the full 30 s).
+    pub(crate) fn encoder_ctx(&self) -> i32 {
+        self.encoder_ctx
     }
 
     /// Decoder positions (the longest token sequence [`DecoderState::logits_after`] takes).
@@ -309,6 +396,44 @@ impl DecoderState {
         };
         Ok(last_row)
     }
+}
+
+/// What [`DecoderState::search_beams`] searches with.
+#[derive(Debug)]
+pub(crate) struct BeamSearch<'a> {
+    /// The window's language code (`en`).
+    pub(crate) language: &'a str,
+    /// Previous-text tokens (the context prompt); may be empty.
+    pub(crate) prompt: &'a [i32],
+    /// Hypotheses kept per step (at least 2).
+    pub(crate) beams: usize,
+    /// Most tokens the transcript may have.
+    pub(crate) max_tokens: usize,
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) cancel: Option<CancelFlag>,
+    pub(crate) threads: usize,
+}
+
+/// When a `whisper_full` call must stop: the request's deadline, or its cancellation.
+struct Stop {
+    deadline: Option<Instant>,
+    cancel: Option<CancelFlag>,
+}
+
+impl Stop {
+    fn is_due(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self.cancel.as_ref().is_some_and(CancelFlag::is_cancelled)
+    }
+}
+
+/// whisper.cpp's abort callback: true once the [`Stop`] behind `user_data` is due.
+unsafe extern "C" fn should_stop(user_data: *mut c_void) -> bool {
+    // SAFETY: `search_beams` passes a pointer to a `Stop` that outlives the call that
+    // invokes this callback, and nothing mutates it meanwhile; a shared reference is
+    // enough (`Stop` is `Sync`).
+    let stop = unsafe { &*user_data.cast_const().cast::<Stop>() };
+    stop.is_due()
 }
 
 /// whisper.cpp's encoder-begin callback that stops `whisper_full` before its first
