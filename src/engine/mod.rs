@@ -16,6 +16,7 @@ pub mod bpe;
 pub mod cancel;
 mod decode;
 mod detect;
+mod encoded;
 mod logits;
 mod pool;
 mod score;
@@ -27,7 +28,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 pub use biasing::{BiasPhrase, BiasStrength, MatchStatus, TermBias};
-pub use whisper::{EncodedWindow, WhisperEngine};
+pub use encoded::EncodedWindow;
+pub use whisper::WhisperEngine;
 
 use crate::context::Languages;
 

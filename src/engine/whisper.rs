@@ -5,19 +5,18 @@
 //! ([`DecoderState::encode`], over the window's own length where that is safe) shared by
 //! language detection ([`super::detect`]), the plain decode ([`super::decode`]) and
 //! whatever the caller's per-window judge asks for: prompted and biased decodes, scores
-//! of candidate texts ([`EncodedWindow`]).
+//! of candidate texts ([`super::EncodedWindow`]).
 
 use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
 
 use super::biasing::{BiasPhrase, BiasStrength, TermBias};
-use super::binding::{BeamSearch, DecoderState, Model};
+use super::binding::{DecoderState, Model};
 use super::decode::{self, DecodeRequest, Decoded, SegmentHook, check_deadline};
 use super::detect::detect_language;
+use super::encoded::EncodedWindow;
 use super::pool::Pool;
-use super::score::score;
 use super::tokens::{SECS_PER_TIMESTAMP, segments};
 use super::windows::{self, Window};
 use super::{
@@ -49,7 +48,7 @@ const MAX_CONTINUATIONS: usize = 2;
 const CARRY_MAX_TEMPERATURE: f32 = 0.5;
 
 /// `encoder_ctx` meaning the model's full context (30 s).
-const FULL_ENCODER_CTX: i32 = 0;
+pub(super) const FULL_ENCODER_CTX: i32 = 0;
 /// Encoder frames per second of audio (Whisper: 1500 frames for 30 s).
 const ENCODER_FRAMES_PER_SEC: usize = 50;
 /// Encoder frames of Whisper's full 30 s window.
@@ -65,14 +64,14 @@ const ENCODER_CTX_BLOCK: usize = 32;
 
 /// The embedded Whisper engine: the model, loaded once, and a pool of per-call states.
 pub struct WhisperEngine {
-    model: Model,
+    pub(super) model: Model,
     states: Pool<DecoderState>,
     /// The threads every call runs on (see [`engine_threads`]).
     engine_threads: rayon_core::ThreadPool,
-    threads: usize,
+    pub(super) threads: usize,
     decoding: Decoding,
     /// Encoder passes so far (for tests and benchmarks: one per window is the goal).
-    encoder_passes: AtomicUsize,
+    pub(super) encoder_passes: AtomicUsize,
 }
 
 impl std::fmt::Debug for WhisperEngine {
@@ -450,7 +449,7 @@ impl WhisperEngine {
     }
 
     /// Beams of a decode's first attempt (1: greedy).
-    fn beam_size(&self) -> usize {
+    pub(super) fn beam_size(&self) -> usize {
         match self.decoding {
             Decoding::Greedy => 1,
             Decoding::BeamSearch { beam_size } => usize::from(beam_size.max(1)),
@@ -465,7 +464,7 @@ impl WhisperEngine {
     /// The text of a window's decoded `tokens` and, when timed, where its last segment
     /// ends; its segments (samples of the window, text) go to `timed`. Segments that start
     /// in the window's trailing pad, or are only a non-speech annotation, are dropped.
-    fn window_text(
+    pub(super) fn window_text(
         &self,
         tokens: &[i32],
         audio_samples: usize,
@@ -565,159 +564,6 @@ impl Run {
             let end = secs(range.end).max(start);
             self.segments.push(Segment::new(start, end, text));
         }
-    }
-}
-
-/// One window's encoding, open for more decodes and for scoring: every pass the
-/// window's judge asks for reuses the one encoder pass (and the KV cache of any prefix
-/// the passes share).
-pub struct EncodedWindow<'a> {
-    engine: &'a WhisperEngine,
-    state: &'a mut DecoderState,
-    language: Language,
-    /// The window's samples (the encoding's input).
-    audio: &'a [f32],
-    deadline: Option<Instant>,
-    plain_text: String,
-}
-
-impl std::fmt::Debug for EncodedWindow<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EncodedWindow")
-            .field("language", &self.language)
-            .field("audio_samples", &self.audio.len())
-            .field("plain_text", &self.plain_text)
-            .finish_non_exhaustive()
-    }
-}
-
-impl EncodedWindow<'_> {
-    /// A decode of this window's encoding prompted with `prompt`, leaning towards
-    /// `bias`, with `beams` hypotheses (1: greedy), that stops where its text repeats.
-    fn decode_with(
-        &mut self,
-        prompt: &str,
-        bias: Option<&TermBias>,
-        beams: usize,
-    ) -> Result<String> {
-        let engine = self.engine;
-        let prompt_tokens = engine.tokenize(prompt)?;
-        let decoded = decode::decode(
-            self.state,
-            engine.model.vocabulary(),
-            &DecodeRequest {
-                language: self.language,
-                prompt: &prompt_tokens,
-                timestamps: true,
-                bias: bias.filter(|b| !b.is_empty()),
-                audio_samples: self.audio.len(),
-                deadline: self.deadline,
-                threads: engine.threads,
-                beam_size: beams,
-                stop_at_repeat: true,
-                on_segment: None,
-            },
-        )?;
-        Ok(engine
-            .window_text(&decoded.tokens, self.audio.len(), &mut Vec::new())
-            .0)
-    }
-
-    /// A decode of this window prompted with `prompt`, by whisper.cpp's batched beam
-    /// search with `beams` hypotheses ([`DecoderState::search_beams`]), cut where its text
-    /// starts repeating.
-    fn search_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
-        let engine = self.engine;
-        let vocabulary = engine.model.vocabulary();
-        let mut prompt_tokens = engine.tokenize(prompt)?;
-        let keep_from = prompt_tokens
-            .len()
-            .saturating_sub(decode::MAX_PROMPT_TOKENS);
-        prompt_tokens.drain(..keep_from);
-        engine.encoder_passes.fetch_add(1, Ordering::Relaxed);
-        let mut tokens = self.state.search_beams(
-            &engine.model,
-            self.audio,
-            &BeamSearch {
-                language: self.language.code(),
-                prompt: &prompt_tokens,
-                beams,
-                max_tokens: decode::token_budget(self.audio.len()),
-                deadline: self.deadline,
-                cancel: super::cancel::current_cancel(),
-                threads: engine.threads,
-            },
-        )?;
-        if let Some(start) = decode::repeat_start(vocabulary, &tokens) {
-            tokens.truncate(start);
-        }
-        tokens.retain(|&t| vocabulary.is_text(t) || vocabulary.is_timestamp(t));
-        Ok(engine
-            .window_text(&tokens, self.audio.len(), &mut Vec::new())
-            .0)
-    }
-}
-
-impl WindowPasses for EncodedWindow<'_> {
-    fn language(&self) -> Option<Language> {
-        Some(self.language)
-    }
-
-    fn plain_text(&self) -> &str {
-        &self.plain_text
-    }
-
-    fn can_score(&self) -> bool {
-        true
-    }
-
-    fn decode_prompted(&mut self, prompt: &str, bias: Option<&TermBias>) -> Result<String> {
-        let beams = self.engine.beam_size();
-        self.decode_with(prompt, bias, beams)
-    }
-
-    fn decode_prompted_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
-        let beams = beams.max(self.engine.beam_size());
-        // whisper.cpp's batched search encodes the window again: cheap on a trimmed
-        // encoding (a 4 s clip: 0.35-0.6 s for 2-5 beams, encoder pass included, against
-        // 0.5-1.7 s for the sequential search), 1.3-1.9 s on a full 30 s one.
-        if beams > 1 && self.state.encoder_ctx() != FULL_ENCODER_CTX {
-            self.search_beams(prompt, beams)
-        } else {
-            self.decode_with(prompt, None, beams)
-        }
-    }
-
-    fn score(
-        &mut self,
-        prompt: &str,
-        prefix: &str,
-        continuation: &str,
-    ) -> Result<Option<Vec<f32>>> {
-        let engine = self.engine;
-        let prompt = engine.tokenize(prompt)?;
-        let prefix = engine.bpe_tokens(prefix).unwrap_or_default();
-        let Some(continuation) = engine.bpe_tokens(continuation) else {
-            return Ok(None);
-        };
-        self.score_tokens(&prompt, &prefix, &continuation)
-    }
-
-    /// Teacher forcing on this window's encoding, untimed: the task prefix, the `prompt`
-    /// (previous-text tokens, may be empty), the `prefix` transcript tokens, then the
-    /// log-probability of each token of `continuation`.
-    fn score_tokens(
-        &mut self,
-        prompt: &[i32],
-        prefix: &[i32],
-        continuation: &[i32],
-    ) -> Result<Option<Vec<f32>>> {
-        check_deadline(self.deadline)?;
-        let vocabulary = self.engine.model.vocabulary();
-        let (mut sequence, _) = decode::prefix_tokens(vocabulary, prompt, self.language, false);
-        sequence.extend_from_slice(prefix);
-        let threads = self.engine.threads;
-        score(self.state, vocabulary, &sequence, continuation, threads).map(Some)
     }
 }
 

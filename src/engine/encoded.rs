@@ -1,0 +1,168 @@
+//! One window's encoding, open for the passes the caller's judge asks for: prompted
+//! and biased decodes, beam searches and teacher-forced scores, all on the window's one
+//! encoder pass ([`EncodedWindow`], made by [`WhisperEngine`] for each window).
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::WindowPasses;
+use super::biasing::TermBias;
+use super::binding::{BeamSearch, DecoderState};
+use super::decode::{self, DecodeRequest, check_deadline};
+use super::score::score;
+use super::whisper::{FULL_ENCODER_CTX, WhisperEngine};
+use crate::context::Language;
+use crate::error::Result;
+
+/// One window's encoding, open for more decodes and for scoring: every pass the
+/// window's judge asks for reuses the one encoder pass (and the KV cache of any prefix
+/// the passes share).
+pub struct EncodedWindow<'a> {
+    pub(super) engine: &'a WhisperEngine,
+    pub(super) state: &'a mut DecoderState,
+    pub(super) language: Language,
+    /// The window's samples (the encoding's input).
+    pub(super) audio: &'a [f32],
+    pub(super) deadline: Option<Instant>,
+    pub(super) plain_text: String,
+}
+
+impl std::fmt::Debug for EncodedWindow<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EncodedWindow")
+            .field("language", &self.language)
+            .field("audio_samples", &self.audio.len())
+            .field("plain_text", &self.plain_text)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EncodedWindow<'_> {
+    /// A decode of this window's encoding prompted with `prompt`, leaning towards
+    /// `bias`, with `beams` hypotheses (1: greedy), that stops where its text repeats.
+    fn decode_with(
+        &mut self,
+        prompt: &str,
+        bias: Option<&TermBias>,
+        beams: usize,
+    ) -> Result<String> {
+        let engine = self.engine;
+        let prompt_tokens = engine.tokenize(prompt)?;
+        let decoded = decode::decode(
+            self.state,
+            engine.model.vocabulary(),
+            &DecodeRequest {
+                language: self.language,
+                prompt: &prompt_tokens,
+                timestamps: true,
+                bias: bias.filter(|b| !b.is_empty()),
+                audio_samples: self.audio.len(),
+                deadline: self.deadline,
+                threads: engine.threads,
+                beam_size: beams,
+                stop_at_repeat: true,
+                on_segment: None,
+            },
+        )?;
+        Ok(engine
+            .window_text(&decoded.tokens, self.audio.len(), &mut Vec::new())
+            .0)
+    }
+
+    /// A decode of this window prompted with `prompt`, by whisper.cpp's batched beam
+    /// search with `beams` hypotheses ([`DecoderState::search_beams`]), cut where its text
+    /// starts repeating.
+    fn search_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
+        let engine = self.engine;
+        let vocabulary = engine.model.vocabulary();
+        let mut prompt_tokens = engine.tokenize(prompt)?;
+        let keep_from = prompt_tokens
+            .len()
+            .saturating_sub(decode::MAX_PROMPT_TOKENS);
+        prompt_tokens.drain(..keep_from);
+        engine.encoder_passes.fetch_add(1, Ordering::Relaxed);
+        let mut tokens = self.state.search_beams(
+            &engine.model,
+            self.audio,
+            &BeamSearch {
+                language: self.language.code(),
+                prompt: &prompt_tokens,
+                beams,
+                max_tokens: decode::token_budget(self.audio.len()),
+                deadline: self.deadline,
+                cancel: super::cancel::current_cancel(),
+                threads: engine.threads,
+            },
+        )?;
+        if let Some(start) = decode::repeat_start(vocabulary, &tokens) {
+            tokens.truncate(start);
+        }
+        tokens.retain(|&t| vocabulary.is_text(t) || vocabulary.is_timestamp(t));
+        Ok(engine
+            .window_text(&tokens, self.audio.len(), &mut Vec::new())
+            .0)
+    }
+}
+
+impl WindowPasses for EncodedWindow<'_> {
+    fn language(&self) -> Option<Language> {
+        Some(self.language)
+    }
+
+    fn plain_text(&self) -> &str {
+        &self.plain_text
+    }
+
+    fn can_score(&self) -> bool {
+        true
+    }
+
+    fn decode_prompted(&mut self, prompt: &str, bias: Option<&TermBias>) -> Result<String> {
+        let beams = self.engine.beam_size();
+        self.decode_with(prompt, bias, beams)
+    }
+
+    fn decode_prompted_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
+        let beams = beams.max(self.engine.beam_size());
+        // whisper.cpp's batched search encodes the window again: cheap on a trimmed
+        // encoding (a 4 s clip: 0.35-0.6 s for 2-5 beams, encoder pass included, against
+        // 0.5-1.7 s for the sequential search), 1.3-1.9 s on a full 30 s one.
+        if beams > 1 && self.state.encoder_ctx() != FULL_ENCODER_CTX {
+            self.search_beams(prompt, beams)
+        } else {
+            self.decode_with(prompt, None, beams)
+        }
+    }
+
+    fn score(
+        &mut self,
+        prompt: &str,
+        prefix: &str,
+        continuation: &str,
+    ) -> Result<Option<Vec<f32>>> {
+        let engine = self.engine;
+        let prompt = engine.tokenize(prompt)?;
+        let prefix = engine.bpe_tokens(prefix).unwrap_or_default();
+        let Some(continuation) = engine.bpe_tokens(continuation) else {
+            return Ok(None);
+        };
+        self.score_tokens(&prompt, &prefix, &continuation)
+    }
+
+    /// Teacher forcing on this window's encoding, untimed: the task prefix, the `prompt`
+    /// (previous-text tokens, may be empty), the `prefix` transcript tokens, then the
+    /// log-probability of each token of `continuation`.
+    fn score_tokens(
+        &mut self,
+        prompt: &[i32],
+        prefix: &[i32],
+        continuation: &[i32],
+    ) -> Result<Option<Vec<f32>>> {
+        check_deadline(self.deadline)?;
+        let vocabulary = self.engine.model.vocabulary();
+        let (mut sequence, _) = decode::prefix_tokens(vocabulary, prompt, self.language, false);
+        sequence.extend_from_slice(prefix);
+        let threads = self.engine.threads;
+        score(self.state, vocabulary, &sequence, continuation, threads).map(Some)
+    }
+}
