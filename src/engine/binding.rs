@@ -338,9 +338,9 @@ impl DecoderState {
         Ok(tokens)
     }
 
-    /// The encoder context of the current encoding, in frames (0: the full 30 s).
-    pub(crate) fn encoder_ctx(&self) -> i32 {
-        self.encoder_ctx
+    /// Whether the current encoding is trimmed to its window (not Whisper's full 30 s).
+    pub(crate) fn is_trimmed(&self) -> bool {
+        self.encoder_ctx != 0
     }
 
     /// Decoder positions (the longest token sequence [`DecoderState::logits_after`] takes).

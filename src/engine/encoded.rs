@@ -1,16 +1,16 @@
 //! One window's encoding, open for the passes the caller's judge asks for: prompted
 //! and biased decodes, beam searches and teacher-forced scores, all on the window's one
-//! encoder pass ([`EncodedWindow`], made by [`WhisperEngine`] for each window).
+//! encoder pass ([`EncodedWindow`], made by [`super::WhisperEngine`] for each window).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use super::WindowPasses;
 use super::biasing::TermBias;
-use super::binding::{BeamSearch, DecoderState};
+use super::binding::{BeamSearch, DecoderState, Model};
 use super::decode::{self, DecodeRequest, check_deadline};
 use super::score::score;
-use super::whisper::{FULL_ENCODER_CTX, WhisperEngine};
+use super::text::window_text;
 use crate::context::Language;
 use crate::error::Result;
 
@@ -18,7 +18,13 @@ use crate::error::Result;
 /// window's judge asks for reuses the one encoder pass (and the KV cache of any prefix
 /// the passes share).
 pub struct EncodedWindow<'a> {
-    pub(super) engine: &'a WhisperEngine,
+    pub(super) model: &'a Model,
+    /// Threads of a whisper.cpp call.
+    pub(super) threads: usize,
+    /// Beams of a decode (1: greedy), as the engine is configured.
+    pub(super) beam_size: usize,
+    /// The engine's count of encoder passes.
+    pub(super) encoder_passes: &'a AtomicUsize,
     pub(super) state: &'a mut DecoderState,
     pub(super) language: Language,
     /// The window's samples (the encoding's input).
@@ -46,11 +52,10 @@ impl EncodedWindow<'_> {
         bias: Option<&TermBias>,
         beams: usize,
     ) -> Result<String> {
-        let engine = self.engine;
-        let prompt_tokens = engine.tokenize(prompt)?;
+        let prompt_tokens = self.model.tokenize(prompt)?;
         let decoded = decode::decode(
             self.state,
-            engine.model.vocabulary(),
+            self.model.vocabulary(),
             &DecodeRequest {
                 language: self.language,
                 prompt: &prompt_tokens,
@@ -58,31 +63,34 @@ impl EncodedWindow<'_> {
                 bias: bias.filter(|b| !b.is_empty()),
                 audio_samples: self.audio.len(),
                 deadline: self.deadline,
-                threads: engine.threads,
+                threads: self.threads,
                 beam_size: beams,
                 stop_at_repeat: true,
                 on_segment: None,
             },
         )?;
-        Ok(engine
-            .window_text(&decoded.tokens, self.audio.len(), &mut Vec::new())
-            .0)
+        Ok(window_text(
+            self.model.vocabulary(),
+            &decoded.tokens,
+            self.audio.len(),
+            &mut Vec::new(),
+        )
+        .0)
     }
 
     /// A decode of this window prompted with `prompt`, by whisper.cpp's batched beam
     /// search with `beams` hypotheses ([`DecoderState::search_beams`]), cut where its text
     /// starts repeating.
     fn search_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
-        let engine = self.engine;
-        let vocabulary = engine.model.vocabulary();
-        let mut prompt_tokens = engine.tokenize(prompt)?;
+        let vocabulary = self.model.vocabulary();
+        let mut prompt_tokens = self.model.tokenize(prompt)?;
         let keep_from = prompt_tokens
             .len()
             .saturating_sub(decode::MAX_PROMPT_TOKENS);
         prompt_tokens.drain(..keep_from);
-        engine.encoder_passes.fetch_add(1, Ordering::Relaxed);
+        self.encoder_passes.fetch_add(1, Ordering::Relaxed);
         let mut tokens = self.state.search_beams(
-            &engine.model,
+            self.model,
             self.audio,
             &BeamSearch {
                 language: self.language.code(),
@@ -91,16 +99,20 @@ impl EncodedWindow<'_> {
                 max_tokens: decode::token_budget(self.audio.len()),
                 deadline: self.deadline,
                 cancel: super::cancel::current_cancel(),
-                threads: engine.threads,
+                threads: self.threads,
             },
         )?;
         if let Some(start) = decode::repeat_start(vocabulary, &tokens) {
             tokens.truncate(start);
         }
         tokens.retain(|&t| vocabulary.is_text(t) || vocabulary.is_timestamp(t));
-        Ok(engine
-            .window_text(&tokens, self.audio.len(), &mut Vec::new())
-            .0)
+        Ok(window_text(
+            self.model.vocabulary(),
+            &tokens,
+            self.audio.len(),
+            &mut Vec::new(),
+        )
+        .0)
     }
 }
 
@@ -118,16 +130,16 @@ impl WindowPasses for EncodedWindow<'_> {
     }
 
     fn decode_prompted(&mut self, prompt: &str, bias: Option<&TermBias>) -> Result<String> {
-        let beams = self.engine.beam_size();
+        let beams = self.beam_size;
         self.decode_with(prompt, bias, beams)
     }
 
     fn decode_prompted_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
-        let beams = beams.max(self.engine.beam_size());
+        let beams = beams.max(self.beam_size);
         // whisper.cpp's batched search encodes the window again: cheap on a trimmed
         // encoding (a 4 s clip: 0.35-0.6 s for 2-5 beams, encoder pass included, against
         // 0.5-1.7 s for the sequential search), 1.3-1.9 s on a full 30 s one.
-        if beams > 1 && self.state.encoder_ctx() != FULL_ENCODER_CTX {
+        if beams > 1 && self.state.is_trimmed() {
             self.search_beams(prompt, beams)
         } else {
             self.decode_with(prompt, None, beams)
@@ -140,10 +152,14 @@ impl WindowPasses for EncodedWindow<'_> {
         prefix: &str,
         continuation: &str,
     ) -> Result<Option<Vec<f32>>> {
-        let engine = self.engine;
-        let prompt = engine.tokenize(prompt)?;
-        let prefix = engine.bpe_tokens(prefix).unwrap_or_default();
-        let Some(continuation) = engine.bpe_tokens(continuation) else {
+        let prompt = self.model.tokenize(prompt)?;
+        let prefix = self
+            .model
+            .vocabulary()
+            .bpe()
+            .encode(prefix)
+            .unwrap_or_default();
+        let Some(continuation) = self.model.vocabulary().bpe().encode(continuation) else {
             return Ok(None);
         };
         self.score_tokens(&prompt, &prefix, &continuation)
@@ -159,10 +175,10 @@ impl WindowPasses for EncodedWindow<'_> {
         continuation: &[i32],
     ) -> Result<Option<Vec<f32>>> {
         check_deadline(self.deadline)?;
-        let vocabulary = self.engine.model.vocabulary();
+        let vocabulary = self.model.vocabulary();
         let (mut sequence, _) = decode::prefix_tokens(vocabulary, prompt, self.language, false);
         sequence.extend_from_slice(prefix);
-        let threads = self.engine.threads;
+        let threads = self.threads;
         score(self.state, vocabulary, &sequence, continuation, threads).map(Some)
     }
 }

@@ -20,6 +20,7 @@ mod encoded;
 mod logits;
 mod pool;
 mod score;
+mod text;
 mod tokens;
 mod whisper;
 pub mod windows;

@@ -17,7 +17,7 @@ use super::decode::{self, DecodeRequest, Decoded, SegmentHook, check_deadline};
 use super::detect::detect_language;
 use super::encoded::EncodedWindow;
 use super::pool::Pool;
-use super::tokens::{SECS_PER_TIMESTAMP, segments};
+use super::text::{normalise_whitespace, window_text};
 use super::windows::{self, Window};
 use super::{
     Decoding, EngineConfig, EngineOutput, EngineRequest, SegmentWatcher, WindowJudge, WindowPasses,
@@ -48,7 +48,7 @@ const MAX_CONTINUATIONS: usize = 2;
 const CARRY_MAX_TEMPERATURE: f32 = 0.5;
 
 /// `encoder_ctx` meaning the model's full context (30 s).
-pub(super) const FULL_ENCODER_CTX: i32 = 0;
+const FULL_ENCODER_CTX: i32 = 0;
 /// Encoder frames per second of audio (Whisper: 1500 frames for 30 s).
 const ENCODER_FRAMES_PER_SEC: usize = 50;
 /// Encoder frames of Whisper's full 30 s window.
@@ -64,14 +64,14 @@ const ENCODER_CTX_BLOCK: usize = 32;
 
 /// The embedded Whisper engine: the model, loaded once, and a pool of per-call states.
 pub struct WhisperEngine {
-    pub(super) model: Model,
+    model: Model,
     states: Pool<DecoderState>,
     /// The threads every call runs on (see [`engine_threads`]).
     engine_threads: rayon_core::ThreadPool,
-    pub(super) threads: usize,
+    threads: usize,
     decoding: Decoding,
     /// Encoder passes so far (for tests and benchmarks: one per window is the goal).
-    pub(super) encoder_passes: AtomicUsize,
+    encoder_passes: AtomicUsize,
 }
 
 impl std::fmt::Debug for WhisperEngine {
@@ -344,7 +344,12 @@ impl WhisperEngine {
         // The first attempt's closed segments are shown to the watcher as they come.
         let watch = RefCell::new(&mut *observers.watch);
         let report = |tokens: &[i32]| {
-            let (text, _) = self.window_text(tokens, audio.len(), &mut Vec::new());
+            let (text, _) = window_text(
+                self.model.vocabulary(),
+                tokens,
+                audio.len(),
+                &mut Vec::new(),
+            );
             (*watch.borrow_mut())(&text);
         };
         let window_request = |prompt, on_segment| DecodeRequest {
@@ -368,8 +373,12 @@ impl WhisperEngine {
         } else {
             decode::fall_back(state, vocabulary, &window_request(prompt, None), first)?
         };
-        let (plain_text, speech_end) =
-            self.window_text(&decoded.tokens, audio.len(), &mut run.timed);
+        let (plain_text, speech_end) = window_text(
+            self.model.vocabulary(),
+            &decoded.tokens,
+            audio.len(),
+            &mut run.timed,
+        );
         run.carry = if decoded.temperature <= CARRY_MAX_TEMPERATURE {
             let text_tokens: Vec<i32> = decoded
                 .tokens
@@ -382,7 +391,10 @@ impl WhisperEngine {
             Vec::new()
         };
         let mut window = EncodedWindow {
-            engine: self,
+            model: &self.model,
+            threads: self.threads,
+            beam_size: self.beam_size(),
+            encoder_passes: &self.encoder_passes,
             state,
             language,
             audio,
@@ -449,7 +461,7 @@ impl WhisperEngine {
     }
 
     /// Beams of a decode's first attempt (1: greedy).
-    pub(super) fn beam_size(&self) -> usize {
+    fn beam_size(&self) -> usize {
         match self.decoding {
             Decoding::Greedy => 1,
             Decoding::BeamSearch { beam_size } => usize::from(beam_size.max(1)),
@@ -459,43 +471,6 @@ impl WhisperEngine {
     fn encode(&self, state: &mut DecoderState, audio: &[f32], encoder_ctx: i32) -> Result<()> {
         self.encoder_passes.fetch_add(1, Ordering::Relaxed);
         state.encode(audio, encoder_ctx, self.threads)
-    }
-
-    /// The text of a window's decoded `tokens` and, when timed, where its last segment
-    /// ends; its segments (samples of the window, text) go to `timed`. Segments that start
-    /// in the window's trailing pad, or are only a non-speech annotation, are dropped.
-    pub(super) fn window_text(
-        &self,
-        tokens: &[i32],
-        audio_samples: usize,
-        timed: &mut Vec<(Range<usize>, String)>,
-    ) -> (String, Option<usize>) {
-        let vocabulary = self.model.vocabulary();
-        let mut text = String::new();
-        let mut speech_end = None;
-        for segment in segments(vocabulary, tokens) {
-            let piece = vocabulary.text_of(segment.tokens);
-            if let Some(start) = segment.start
-                && starts_in_trailing_pad(start, audio_samples)
-            {
-                continue;
-            }
-            if is_non_speech_annotation(&piece) {
-                continue;
-            }
-            text.push_str(&piece);
-            text.push(' ');
-            if let Some(end) = segment.end {
-                speech_end = Some(timestamp_to_samples(end).min(audio_samples));
-            }
-            let from = segment
-                .start
-                .map_or(0, timestamp_to_samples)
-                .min(audio_samples);
-            let to = segment.end.map_or(audio_samples, timestamp_to_samples);
-            timed.push((from..to.clamp(from, audio_samples), piece.trim().to_owned()));
-        }
-        (normalise_whitespace(&text), speech_end)
     }
 
     /// The language fixed by the request or the model, if any; errors for requests this
@@ -584,38 +559,6 @@ fn encoder_ctx_for(samples: usize) -> i32 {
     }
 }
 
-fn timestamp_to_samples(index: usize) -> usize {
-    windows::secs_to_samples(index as f64 * SECS_PER_TIMESTAMP)
-}
-
-/// Whether a segment starting at timestamp step `start` starts in the last
-/// [`windows::SPEECH_PAD_SECS`] of a window of `window_samples` samples. Windows end with
-/// that much audio after the VAD's last speech, so a segment that starts there is
-/// Whisper writing past the speech: a 60 s file gained a "Thank you." at 25.00 s of a
-/// 25.17 s window.
-fn starts_in_trailing_pad(start: usize, window_samples: usize) -> bool {
-    let window_secs = window_samples as f64 / f64::from(TARGET_SAMPLE_RATE);
-    start as f64 * SECS_PER_TIMESTAMP >= window_secs - windows::SPEECH_PAD_SECS
-}
-
-/// Whisper's non-speech annotations (`[BLANK_AUDIO]`, `(wind howling)`, `[Music]`): a
-/// segment that is nothing but one bracketed phrase is not speech.
-fn is_non_speech_annotation(segment: &str) -> bool {
-    let trimmed = segment.trim();
-    let bracketed = |open: char, close: char| {
-        trimmed.starts_with(open)
-            && trimmed.ends_with(close)
-            && trimmed[1..trimmed.len() - 1]
-                .chars()
-                .all(|c| c != open && c != close)
-    };
-    trimmed.is_empty() || bracketed('[', ']') || bracketed('(', ')') || bracketed('*', '*')
-}
-
-fn normalise_whitespace(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// The engine's threads: as many as the cores hold calls of `threads_per_call` threads,
 /// at least one. whisper.cpp's CPU backend runs each computation as an OpenMP parallel
 /// region, and libgomp gives every thread that starts one a team of worker threads of
@@ -638,28 +581,6 @@ fn engine_threads(threads_per_call: usize) -> Result<rayon_core::ThreadPool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_segments_starting_in_the_trailing_pad_are_past_the_speech() {
-        let window = 25 * 16_000 + 2_720; // 25.17 s
-        assert!(starts_in_trailing_pad(1_250, window));
-        assert!(starts_in_trailing_pad(1_300, window));
-        assert!(!starts_in_trailing_pad(1_245, window));
-        assert!(!starts_in_trailing_pad(0, window));
-        // On a 1 s window only the last 0.25 s is the pad.
-        assert!(!starts_in_trailing_pad(0, 16_000));
-        assert!(!starts_in_trailing_pad(37, 16_000));
-        assert!(starts_in_trailing_pad(38, 16_000));
-    }
-
-    #[test]
-    fn annotations_are_not_speech() {
-        assert!(is_non_speech_annotation(" [BLANK_AUDIO]"));
-        assert!(is_non_speech_annotation("(wind howling)"));
-        assert!(is_non_speech_annotation("  "));
-        assert!(!is_non_speech_annotation("And so (he said) yes"));
-        assert!(!is_non_speech_annotation("[a] and [b]"));
-    }
 
     #[test]
     fn encoder_ctx_covers_the_window_with_a_margin() {
