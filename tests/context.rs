@@ -214,10 +214,8 @@ fn decode_time_biasing_alone_spells_a_term_the_plain_decoder_misses() {
     assert!(!biased.contains("Pinecone"), "{biased}");
 }
 
-/// whisper.cpp's batched beam search stops at the request's deadline (its abort
-/// callback) with a typed error, well before a search that runs to the end.
-#[test]
-fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
+/// The base model's engine (greedy, no VAD) and jfk's samples at 16 kHz.
+fn base_engine_and_jfk() -> (WhisperEngine, Vec<f32>) {
     let engine = WhisperEngine::load(&EngineConfig {
         model_path: model("ggml-base.bin"),
         vad_model_path: None,
@@ -230,6 +228,14 @@ fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
     let samples = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
         .expect("decode")
         .samples;
+    (engine, samples)
+}
+
+/// whisper.cpp's batched beam search stops at the request's deadline (its abort
+/// callback) with a typed error, well before a search that runs to the end.
+#[test]
+fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
+    let (engine, samples) = base_engine_and_jfk();
     let languages = Languages::Auto;
     let search = |deadline: Option<Instant>| {
         let request = EngineRequest {
@@ -274,18 +280,7 @@ fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
 /// near miss; bad sequences are typed errors.
 #[test]
 fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
-    let engine = WhisperEngine::load(&EngineConfig {
-        model_path: model("ggml-base.bin"),
-        vad_model_path: None,
-        threads: 2,
-        decoding: Decoding::Greedy,
-    })
-    .expect("model loads");
-    let clip = real_clip("en_whisper_jfk");
-    let bytes = std::fs::read(&clip.path).expect("read");
-    let samples = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
-        .expect("decode")
-        .samples;
+    let (engine, samples) = base_engine_and_jfk();
     let languages = Languages::Auto;
     let request = EngineRequest {
         samples: &samples,

@@ -126,6 +126,11 @@ impl Decoded {
     }
 }
 
+/// The last [`MAX_PROMPT_TOKENS`] of `tokens`: what of a previous text fits a prompt.
+pub(crate) fn prompt_tail(tokens: &[i32]) -> &[i32] {
+    &tokens[tokens.len().saturating_sub(MAX_PROMPT_TOKENS)..]
+}
+
 /// The full token sequence of a decode's prefix, and where `<|sot|>` is in it.
 pub(crate) fn prefix_tokens(
     vocabulary: &Vocabulary,
@@ -136,7 +141,7 @@ pub(crate) fn prefix_tokens(
     let mut prefix = Vec::with_capacity(prompt.len() + 5);
     if !prompt.is_empty() {
         prefix.push(vocabulary.special.prev);
-        prefix.extend_from_slice(&prompt[prompt.len().saturating_sub(MAX_PROMPT_TOKENS)..]);
+        prefix.extend_from_slice(prompt_tail(prompt));
     }
     let sot_index = prefix.len();
     prefix.extend(vocabulary.task_prefix(language, timestamps));

@@ -83,18 +83,14 @@ impl EncodedWindow<'_> {
     /// starts repeating.
     fn search_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
         let vocabulary = self.model.vocabulary();
-        let mut prompt_tokens = self.model.tokenize(prompt)?;
-        let keep_from = prompt_tokens
-            .len()
-            .saturating_sub(decode::MAX_PROMPT_TOKENS);
-        prompt_tokens.drain(..keep_from);
+        let prompt_tokens = self.model.tokenize(prompt)?;
         self.encoder_passes.fetch_add(1, Ordering::Relaxed);
         let mut tokens = self.state.search_beams(
             self.model,
             self.audio,
             &BeamSearch {
                 language: self.language.code(),
-                prompt: &prompt_tokens,
+                prompt: decode::prompt_tail(&prompt_tokens),
                 beams,
                 max_tokens: decode::token_budget(self.audio.len()),
                 deadline: self.deadline,
@@ -106,13 +102,7 @@ impl EncodedWindow<'_> {
             tokens.truncate(start);
         }
         tokens.retain(|&t| vocabulary.is_text(t) || vocabulary.is_timestamp(t));
-        Ok(window_text(
-            self.model.vocabulary(),
-            &tokens,
-            self.audio.len(),
-            &mut Vec::new(),
-        )
-        .0)
+        Ok(window_text(vocabulary, &tokens, self.audio.len(), &mut Vec::new()).0)
     }
 }
 
@@ -153,13 +143,9 @@ impl WindowPasses for EncodedWindow<'_> {
         continuation: &str,
     ) -> Result<Option<Vec<f32>>> {
         let prompt = self.model.tokenize(prompt)?;
-        let prefix = self
-            .model
-            .vocabulary()
-            .bpe()
-            .encode(prefix)
-            .unwrap_or_default();
-        let Some(continuation) = self.model.vocabulary().bpe().encode(continuation) else {
+        let bpe = self.model.vocabulary().bpe();
+        let prefix = bpe.encode(prefix).unwrap_or_default();
+        let Some(continuation) = bpe.encode(continuation) else {
             return Ok(None);
         };
         self.score_tokens(&prompt, &prefix, &continuation)

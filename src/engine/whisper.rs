@@ -386,7 +386,7 @@ impl WhisperEngine {
                 .copied()
                 .filter(|&t| self.model.vocabulary().is_text(t))
                 .collect();
-            text_tokens[text_tokens.len().saturating_sub(decode::MAX_PROMPT_TOKENS)..].to_vec()
+            decode::prompt_tail(&text_tokens).to_vec()
         } else {
             Vec::new()
         };
