@@ -325,8 +325,8 @@ impl ContextTranscriber {
 
     /// The default pipeline (the judge switched off): spoken-form correction of the
     /// plain decode, then two more decodes of the same encoding, each a source of terms:
-    /// one prompted with and biased towards the terms the plain text sounds like
-    /// ([`Self::relevant_pass`]), one prompted with the whole context as a user would
+    /// one prompted with and biased towards the terms, those the plain text sounds like
+    /// first ([`Self::term_pass`]), one prompted with the whole context as a user would
     /// prompt Whisper ([`Self::context_pass`]). Each runs only while a term is unwritten.
     fn merge_window(
         &self,
@@ -356,7 +356,7 @@ impl ContextTranscriber {
             return Ok(text);
         }
         if !all_written(&text) {
-            text = self.relevant_pass(window, terms, corrector, &first, &text, &finish)?;
+            text = self.term_pass(window, terms, corrector, &first, &text, &finish)?;
         }
         if layers.prompt && !all_written(&text) {
             text = self.context_pass(window, messages, terms, corrector, &text, &finish)?;
@@ -364,10 +364,16 @@ impl ContextTranscriber {
         Ok(text)
     }
 
-    /// A decode prompted with (and biased towards) the terms the plain transcript
-    /// `first` sounds like; the terms it writes are merged into `text` where `text` has
-    /// words that sound like them ([`Corrector::merge_second_pass`]).
-    fn relevant_pass(
+    /// A decode prompted with (and biased towards) the terms: those the plain transcript
+    /// `first` sounds like by spelling rules ([`Corrector::relevant_terms`]), then the
+    /// leading ones, as many as a glossary lists ([`MAX_GLOSSARY_TERMS`]). Not only the
+    /// sound-alike ones: a name that is not said as it is spelled ("Qian") or a product
+    /// respelled from a word ("Snyk") is rarely relevant by its spelling, while the
+    /// decoder, told the terms and hearing the audio, writes it. The terms it writes are
+    /// merged into `text` only where `text` has words that sound like them
+    /// ([`Corrector::merge_second_pass`]): the decoder may write a term it was told
+    /// about, and the merge keeps out one the audio did not say.
+    fn term_pass(
         &self,
         window: &mut dyn WindowPasses,
         terms: &ContextTerms,
@@ -377,9 +383,18 @@ impl ContextTranscriber {
         finish: &dyn Fn(&str) -> String,
     ) -> Result<String> {
         let layers = self.inner.layers;
-        let relevant_indices = corrector.relevant_terms(first);
-        let relevant = terms.subset(&relevant_indices);
-        let unwritten = relevant
+        let mut indices = corrector.relevant_terms(first);
+        indices.truncate(MAX_GLOSSARY_TERMS);
+        for index in 0..terms.len() {
+            if indices.len() >= MAX_GLOSSARY_TERMS {
+                break;
+            }
+            if !indices.contains(&index) {
+                indices.push(index);
+            }
+        }
+        let glossary = terms.subset(&indices);
+        let unwritten = glossary
             .terms()
             .iter()
             .any(|t| !contains_word(text, t.text()));
@@ -388,12 +403,12 @@ impl ContextTranscriber {
         }
         let count_tokens = |text: &str| self.count_tokens(text);
         let prompt = if layers.prompt {
-            context::prompt::render_prompt(&[], &relevant, &count_tokens)
+            context::prompt::render_prompt(&[], &glossary, &count_tokens)
         } else {
             String::new()
         };
         let bias = if layers.biasing {
-            self.term_bias(&relevant)
+            self.term_bias(&glossary)
         } else {
             None
         };
@@ -405,7 +420,7 @@ impl ContextTranscriber {
             second = finish(&window.decode_prompted(&prompt, None)?);
         }
         Ok(if keeps_the_speech(text, &second) {
-            corrector.merge_second_pass(text, &second, &relevant_indices)
+            corrector.merge_second_pass(text, &second, &indices)
         } else {
             text.to_owned()
         })

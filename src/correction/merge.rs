@@ -9,10 +9,11 @@
 //!
 //! - the two transcripts are aligned word by word (same letters, ignoring case and
 //!   punctuation); between two aligned words lies a block where they differ;
-//! - a block whose second-pass words are new terms and common words, and sound like the
-//!   first-pass words as a whole (normalised phonetic distance within
-//!   [`BLOCK_THRESHOLD`]), is taken from the second transcript: "get her" -> "GitHub",
-//!   "added it at mpianca" -> "Aditya and Priyanka";
+//! - a block whose second-pass words are new terms, common words and words the first
+//!   pass's block already says, and sound like the first-pass words as a whole
+//!   (normalised phonetic distance within [`BLOCK_THRESHOLD`]), is taken from the second
+//!   transcript: "get her" -> "GitHub", "added it at mpianca" -> "Aditya and Priyanka",
+//!   "Sneak-flagged" -> "Snyk flagged" (a term Whisper glued to the next word);
 //! - otherwise each new term of the block replaces the span of the block's first-pass
 //!   words that sounds most like it, within the relevance threshold
 //!   ([`super::RELEVANCE_THRESHOLD`]; [`COMMON_WORDS_MERGE_THRESHOLD`] for a span of
@@ -191,8 +192,14 @@ impl Corrector {
             if block_terms.is_empty() {
                 continue;
             }
-            let only_terms_and_common_words = theirs_block.iter().all(|token| {
+            let said_words: Vec<&String> = ours_block
+                .iter()
+                .flat_map(|token| token.words.iter())
+                .collect();
+            let only_terms_and_known_words = theirs_block.iter().all(|token| {
                 token.common
+                    || (!token.words.is_empty()
+                        && token.words.iter().all(|word| said_words.contains(&word)))
                     || block_terms
                         .iter()
                         .any(|&index| contains_word(token.core, &self.terms[index].text))
@@ -202,7 +209,7 @@ impl Corrector {
             // swap one for another ("src/components/NavBar.tsx" for "src/pages/index.tsx",
             // ssh-keygen for ssh-agent: siblings sound alike, the first was matched).
             let ours_text = &first[ours_first.core_start..ours_last.core_end];
-            if only_terms_and_common_words
+            if only_terms_and_known_words
                 && !self.drops_a_term(ours_text, theirs_text)
                 && sound_alike(
                     &joined_key(ours_block),
@@ -490,6 +497,27 @@ mod tests {
                 "Let's review the numbers again on Monday. Datadog."
             ),
             first
+        );
+    }
+
+    #[test]
+    fn a_term_glued_to_the_next_word_is_taken_with_the_word() {
+        assert_eq!(
+            merge(
+                &["Snyk", "Dependabot"],
+                "Sneak-flagged two vulnerable packages.",
+                "Snyk flagged two vulnerable packages."
+            ),
+            "Snyk flagged two vulnerable packages."
+        );
+        // The word glued to the term must be one the first pass said.
+        assert_eq!(
+            merge(
+                &["Snyk", "Dependabot"],
+                "Sneak-flagged two vulnerable packages.",
+                "Snyk flogged two vulnerable packages."
+            ),
+            "Sneak-flagged two vulnerable packages."
         );
     }
 
