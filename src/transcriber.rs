@@ -393,7 +393,7 @@ impl ContextTranscriber {
                 indices.push(index);
             }
         }
-        let glossary = terms.subset(&indices);
+        let glossary = terms.picked(&indices);
         let unwritten = glossary
             .terms()
             .iter()

@@ -146,6 +146,21 @@ impl ContextTerms {
         self.subset(&(0..self.len().min(count)).collect::<Vec<_>>())
     }
 
+    /// The terms at `indices` (positions in [`ContextTerms::terms`]) in the order of
+    /// `indices`, each once; indices out of range are ignored. A prompt lists them in
+    /// that order (its budget cuts the last).
+    #[must_use]
+    pub fn picked(&self, indices: &[usize]) -> ContextTerms {
+        let mut seen = HashSet::new();
+        ContextTerms {
+            terms: indices
+                .iter()
+                .filter(|&&i| seen.insert(i))
+                .filter_map(|&i| self.terms.get(i).cloned())
+                .collect(),
+        }
+    }
+
     /// The terms at `indices` (positions in [`ContextTerms::terms`]), in their order;
     /// indices out of range are ignored.
     #[must_use]
@@ -244,6 +259,17 @@ mod tests {
         assert_eq!(kind_of("shadcn/ui"), TermKind::Path);
         assert_eq!(kind_of("Q3"), TermKind::Identifier);
         assert_eq!(kind_of("LLM"), TermKind::Acronym);
+    }
+
+    #[test]
+    fn picked_terms_keep_the_order_they_were_picked_in() {
+        let dictionary = Dictionary::from_terms(["kubectl", "Grafana", "Qian"]).expect("valid");
+        let terms = ContextTerms::from_context(&[], &dictionary);
+        let texts = |terms: &ContextTerms| -> Vec<String> {
+            terms.terms().iter().map(|t| t.text().to_owned()).collect()
+        };
+        assert_eq!(texts(&terms.picked(&[2, 0, 2, 9])), ["Qian", "kubectl"]);
+        assert_eq!(texts(&terms.subset(&[2, 0])), ["kubectl", "Qian"]);
     }
 
     #[test]
