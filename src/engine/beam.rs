@@ -12,10 +12,9 @@
 //! whisper.cpp's beams).
 
 use super::binding::DecoderState;
-use super::decode::{
-    AttemptSetup, DecodeRequest, Searched, check_deadline, ends_the_audio, repeat_start,
-};
+use super::decode::{AttemptSetup, DecodeRequest, Searched, check_deadline, ends_the_audio};
 use super::logits;
+use super::repeats::repeat_start;
 use super::tokens::Vocabulary;
 use crate::error::Result;
 

@@ -9,6 +9,7 @@ use super::WindowPasses;
 use super::biasing::TermBias;
 use super::binding::{BeamSearch, DecoderState, Model};
 use super::decode::{self, DecodeRequest, check_deadline};
+use super::repeats;
 use super::score::score;
 use super::text::window_text;
 use crate::context::Language;
@@ -98,7 +99,7 @@ impl EncodedWindow<'_> {
                 threads: self.threads,
             },
         )?;
-        if let Some(start) = decode::repeat_start(vocabulary, &tokens) {
+        if let Some(start) = repeats::repeat_start(vocabulary, &tokens) {
             tokens.truncate(start);
         }
         tokens.retain(|&t| vocabulary.is_text(t) || vocabulary.is_timestamp(t));

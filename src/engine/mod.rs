@@ -19,6 +19,7 @@ mod detect;
 mod encoded;
 mod logits;
 mod pool;
+mod repeats;
 mod score;
 mod text;
 mod tokens;

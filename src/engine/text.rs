@@ -9,7 +9,8 @@ use crate::audio::TARGET_SAMPLE_RATE;
 
 /// The text of a window's decoded `tokens` and, when timed, where its last segment
 /// ends; its segments (samples of the window, text) go to `timed`. Segments that start
-/// in the window's trailing pad, or are only a non-speech annotation, are dropped.
+/// in the window's trailing pad, are only a non-speech annotation, or copy the segment
+/// before them in much less time ([`is_hurried_copy`]) are dropped.
 pub(super) fn window_text(
     vocabulary: &Vocabulary,
     tokens: &[i32],
@@ -18,6 +19,7 @@ pub(super) fn window_text(
 ) -> (String, Option<usize>) {
     let mut text = String::new();
     let mut speech_end = None;
+    let mut previous: Option<(String, Option<usize>)> = None;
     for segment in segments(vocabulary, tokens) {
         let piece = vocabulary.text_of(segment.tokens);
         if let Some(start) = segment.start
@@ -28,6 +30,16 @@ pub(super) fn window_text(
         if is_non_speech_annotation(&piece) {
             continue;
         }
+        let steps = segment
+            .start
+            .zip(segment.end)
+            .map(|(s, e)| e.saturating_sub(s));
+        if let Some((before, before_steps)) = &previous
+            && is_hurried_copy(before, *before_steps, &piece, steps)
+        {
+            continue;
+        }
+        previous = Some((piece.clone(), steps));
         text.push_str(&piece);
         text.push(' ');
         if let Some(end) = segment.end {
@@ -41,6 +53,25 @@ pub(super) fn window_text(
         timed.push((from..to.clamp(from, audio_samples), piece.trim().to_owned()));
     }
     (normalise_whitespace(&text), speech_end)
+}
+
+/// Whether a segment of text `piece` lasting `steps` timestamp steps copies the segment
+/// before it (`before`, lasting `before_steps`): the same words in less than half the
+/// time. Said again, the same words take about as long; written again in a fraction of
+/// it, they are Whisper repeating itself at a fallback temperature (a 3.5 s window came
+/// out as its sentence at 0.00-3.22 s and the same sentence again at 3.22-3.52 s).
+fn is_hurried_copy(
+    before: &str,
+    before_steps: Option<usize>,
+    piece: &str,
+    steps: Option<usize>,
+) -> bool {
+    let (Some(before_steps), Some(steps)) = (before_steps, steps) else {
+        return false;
+    };
+    let same_words =
+        normalise_whitespace(before).to_lowercase() == normalise_whitespace(piece).to_lowercase();
+    same_words && !piece.trim().is_empty() && steps * 2 < before_steps
 }
 
 fn timestamp_to_samples(index: usize) -> usize {
@@ -90,6 +121,30 @@ mod tests {
         assert!(!starts_in_trailing_pad(0, 16_000));
         assert!(!starts_in_trailing_pad(37, 16_000));
         assert!(starts_in_trailing_pad(38, 16_000));
+    }
+
+    #[test]
+    fn a_segment_that_copies_the_one_before_in_a_fraction_of_its_time_is_a_copy() {
+        let sentence = " Continue metformin at night.";
+        assert!(is_hurried_copy(sentence, Some(322), sentence, Some(30)));
+        assert!(is_hurried_copy(
+            sentence,
+            Some(322),
+            " continue  metformin at night.",
+            Some(30)
+        ));
+        // Said twice: about as long each time.
+        assert!(!is_hurried_copy(sentence, Some(322), sentence, Some(250)));
+        assert!(!is_hurried_copy(
+            sentence,
+            Some(322),
+            " Stop metformin.",
+            Some(30)
+        ));
+        assert!(
+            !is_hurried_copy(sentence, None, sentence, Some(30)),
+            "untimed"
+        );
     }
 
     #[test]

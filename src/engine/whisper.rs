@@ -17,6 +17,7 @@ use super::decode::{self, DecodeRequest, Decoded, SegmentHook, check_deadline};
 use super::detect::detect_language;
 use super::encoded::EncodedWindow;
 use super::pool::Pool;
+use super::repeats;
 use super::text::{normalise_whitespace, window_text};
 use super::windows::{self, Window};
 use super::{
@@ -427,9 +428,9 @@ impl WhisperEngine {
         if first.is_loop() {
             return decode::decode(state, vocabulary, alone);
         }
-        if decode::ends_doubled(vocabulary, &first) {
+        if repeats::ends_doubled(vocabulary, &first) {
             let without = decode::decode(state, vocabulary, alone)?;
-            if !decode::ends_doubled(vocabulary, &without) {
+            if !repeats::ends_doubled(vocabulary, &without) {
                 return Ok(without);
             }
         }

@@ -1,0 +1,136 @@
+//! Text that repeats itself: a decode that reads its own text again, an ending doubled,
+//! and the compression ratio that tells a loop from speech. Decoding ([`super::decode`]) and the engine's windows
+//! ([`super::whisper`]) act on these signs.
+
+use super::decode::Decoded;
+use super::tokens::Vocabulary;
+
+/// A decode's text repeats itself when it ends with two copies of a span of at least
+/// this many text tokens (about a five-word sentence)...
+const MIN_REPEATED_SPAN: usize = 8;
+/// ... or with three copies of a span of at least this many ("BibTeX, BibTeX, BibTeX";
+/// "very, very, very" is two tokens a copy and stays).
+const MIN_TRIPLED_SPAN: usize = 3;
+
+/// Where the repetition at the end of `tokens` starts, if their text tokens (timestamps
+/// aside: a loop may restart its segment) end with two copies of a span of at least
+/// [`MIN_REPEATED_SPAN`] tokens, or three of at least [`MIN_TRIPLED_SPAN`]: the index in
+/// `tokens` of the first token of the second copy.
+pub(crate) fn repeat_start(vocabulary: &Vocabulary, tokens: &[i32]) -> Option<usize> {
+    repeat_start_of(vocabulary, tokens, MIN_REPEATED_SPAN)
+}
+
+/// Whether `decoded`'s text ends with two copies of a span of at least
+/// [`MIN_TRIPLED_SPAN`] tokens ("Go forward ten meters. Go forward ten meters."): a
+/// sign, in a decode conditioned on the previous window's text, that the conditioning
+/// and not the audio wrote the second copy.
+pub(crate) fn ends_doubled(vocabulary: &Vocabulary, decoded: &Decoded) -> bool {
+    repeat_start_of(vocabulary, &decoded.tokens, MIN_TRIPLED_SPAN).is_some()
+}
+
+/// [`repeat_start`] with two copies of spans from `min_doubled` tokens on.
+fn repeat_start_of(vocabulary: &Vocabulary, tokens: &[i32], min_doubled: usize) -> Option<usize> {
+    let text: Vec<(usize, i32)> = tokens
+        .iter()
+        .enumerate()
+        .filter(|&(_, &t)| vocabulary.is_text(t))
+        .map(|(i, &t)| (i, t))
+        .collect();
+    let n = text.len();
+    let same = |a: usize, b: usize, len: usize| (0..len).all(|k| text[a + k].1 == text[b + k].1);
+    for len in MIN_TRIPLED_SPAN..=n / 2 {
+        let copies_needed = if len >= min_doubled { 2 } else { 3 };
+        if n < len * copies_needed {
+            continue;
+        }
+        let last = n - len;
+        if (1..copies_needed).all(|c| same(last - c * len, last, len)) {
+            let second = n - (copies_needed - 1) * len;
+            return text.get(second).map(|&(i, _)| i);
+        }
+    }
+    None
+}
+
+/// `text`'s length over its zlib-compressed length: repeated text compresses well.
+pub(crate) fn compression_ratio(text: &str) -> f32 {
+    if text.is_empty() {
+        return 0.0;
+    }
+    let compressed = miniz_oxide::deflate::compress_to_vec_zlib(text.as_bytes(), 6);
+    #[allow(clippy::cast_precision_loss)]
+    let ratio = text.len() as f32 / compressed.len().max(1) as f32;
+    ratio
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::tokens::tests::tiny_vocabulary;
+
+    #[test]
+    fn loops_compress_well_and_speech_does_not() {
+        let speech = "And so my fellow Americans, ask not what your country can do for you.";
+        assert!(
+            compression_ratio(speech) < 1.6,
+            "{}",
+            compression_ratio(speech)
+        );
+        let looping = "I will do it. ".repeat(12);
+        assert!(compression_ratio(&looping) > 2.4);
+        assert!(compression_ratio("").abs() < f32::EPSILON);
+    }
+
+    #[test]
+    fn a_text_that_reads_itself_again_is_cut_at_the_second_copy() {
+        let v = tiny_vocabulary();
+        let ts = v.special.timestamp_begin;
+        let sentence = [3, 4, 5, 10, 1, 2, 9, 8];
+        let mut twice = vec![ts];
+        twice.extend(sentence);
+        twice.push(ts + 3);
+        twice.extend(sentence);
+        assert_eq!(repeat_start(&v, &twice), Some(10), "timestamps aside");
+        assert_eq!(repeat_start(&v, &twice[..17]), None, "not yet a whole copy");
+        let short = [3, 4, 11, 3, 4, 11];
+        assert_eq!(repeat_start(&v, &short), None, "a short span twice stays");
+        let thrice = [1, 3, 4, 11, 3, 4, 11, 3, 4, 11];
+        assert_eq!(repeat_start(&v, &thrice), Some(4), "three copies: keep one");
+        assert_eq!(
+            repeat_start(&v, &[3, 11, 3, 11, 3, 11]),
+            None,
+            "very, very, very"
+        );
+        assert_eq!(repeat_start(&v, &[]), None);
+    }
+
+    #[test]
+    fn an_ending_doubled_from_three_tokens_on_is_a_sign_to_check() {
+        let v = tiny_vocabulary();
+        let decoded = |tokens: &[i32]| Decoded {
+            tokens: tokens.to_vec(),
+            avg_logprob: -0.2,
+            compression_ratio: 1.2,
+            no_speech_prob: 0.0,
+            temperature: 0.0,
+            over_budget: false,
+            silence: false,
+        };
+        // "Go forward ten meters." twice: five tokens a copy, below MIN_REPEATED_SPAN.
+        let go = [3, 4, 5, 10, 1];
+        assert!(ends_doubled(
+            &v,
+            &decoded(&[9, 8, 3, 4, 5, 10, 1, 3, 4, 5, 10, 1])
+        ));
+        assert_eq!(
+            repeat_start(&v, &[9, 8, 3, 4, 5, 10, 1, 3, 4, 5, 10, 1]),
+            None
+        );
+        assert!(!ends_doubled(&v, &decoded(&go)));
+        assert!(!ends_doubled(&v, &decoded(&[3, 11, 3, 11])), "very, very");
+        assert!(!ends_doubled(
+            &v,
+            &decoded(&[3, 4, 5, 10, 1, 9, 3, 4, 5, 10, 1, 8])
+        ));
+    }
+}
