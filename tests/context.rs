@@ -55,6 +55,31 @@ fn dictionary_terms_that_are_not_spoken_are_not_inserted() {
     }
 }
 
+/// The largest context a request may carry (1000 unrelated dictionary terms and 64 KiB
+/// of messages) on a sentence that says none of them: the same words as without it.
+#[test]
+fn the_largest_unrelated_context_inserts_nothing() {
+    let list = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/ctxset/unrelated_terms.txt"),
+    )
+    .expect("the unrelated term list");
+    let terms: Vec<&str> = list.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(terms.len(), 1000);
+    let prose = terms.join(", ");
+    let messages: Vec<Message> = (0..4)
+        .map(|part| {
+            let start = prose.len() / 4 * part;
+            let text: String = prose[start..].chars().cycle().take(16_000).collect();
+            Message::user(&text)
+        })
+        .collect();
+    let sentence = "Let's review the numbers again on Monday.";
+    let started = Instant::now();
+    let text = transcribe_case("d11", messages, &terms);
+    assert_eq!(norm_words(&text), norm_words(sentence), "{text}");
+    eprintln!("1000 terms and 64 KiB of messages: {:?}", started.elapsed());
+}
+
 /// "The sequel was much better" with SQL in the context: the sound is the same, the
 /// meaning is not. Before the homophone check the prompted passes wrote the term into
 /// these sentences ("The SQL was much better", "JSON sent the report"); sentences that do
