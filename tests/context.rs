@@ -65,12 +65,20 @@ fn the_largest_unrelated_context_inserts_nothing() {
     .expect("the unrelated term list");
     let terms: Vec<&str> = list.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(terms.len(), 1000);
-    let prose = terms.join(", ");
+    // Four messages of just under 16 KiB each (the limit per message; 64 KiB in all),
+    // each starting at another quarter of the list (counted in characters: some terms
+    // are not ASCII).
+    let prose: Vec<char> = terms.join(", ").chars().collect();
     let messages: Vec<Message> = (0..4)
         .map(|part| {
-            let start = prose.len() / 4 * part;
-            let text: String = prose[start..].chars().cycle().take(16_000).collect();
-            Message::user(&text)
+            let mut text = String::new();
+            for &c in prose[prose.len() / 4 * part..].iter().cycle() {
+                if text.len() + c.len_utf8() > 16_000 {
+                    break;
+                }
+                text.push(c);
+            }
+            Message::user(text)
         })
         .collect();
     let sentence = "Let's review the numbers again on Monday.";

@@ -167,13 +167,7 @@ impl ContextTerms {
     pub fn subset(&self, indices: &[usize]) -> ContextTerms {
         let mut indices = indices.to_vec();
         indices.sort_unstable();
-        indices.dedup();
-        ContextTerms {
-            terms: indices
-                .into_iter()
-                .filter_map(|i| self.terms.get(i).cloned())
-                .collect(),
-        }
+        self.picked(&indices)
     }
 
     /// The terms, dictionary first, best first.

@@ -25,15 +25,13 @@ use super::beam;
 use super::biasing::{MatchStatus, TermBias};
 use super::binding::DecoderState;
 use super::logits::{self, SplitMix64, StepRules};
-use super::repeats::{compression_ratio, repeat_start};
+use super::repeats::{MAX_COMPRESSION_RATIO, compression_ratio, repeat_start};
 use super::tokens::Vocabulary;
 use crate::context::Language;
 use crate::error::{Error, Result};
 
 /// Temperatures of the successive attempts (OpenAI's and faster-whisper's defaults).
 const TEMPERATURES: [f32; 6] = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0];
-/// An attempt whose text's zlib compression ratio is above this is a loop.
-const MAX_COMPRESSION_RATIO: f32 = 2.4;
 /// An attempt whose average token log-probability is below this failed.
 const MIN_AVG_LOGPROB: f32 = -1.0;
 /// An attempt with a no-speech probability above this and a failed log-probability is

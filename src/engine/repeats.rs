@@ -1,10 +1,12 @@
 //! Text that repeats itself: a decode that reads its own text again, an ending doubled,
-//! and the compression ratio that tells a loop from speech. Decoding ([`super::decode`]) and the engine's windows
-//! ([`super::whisper`]) act on these signs.
+//! and the compression ratio that tells a loop from speech. Decoding
+//! ([`super::decode`]) and the engine's windows ([`super::whisper`]) act on these signs.
 
 use super::decode::Decoded;
 use super::tokens::Vocabulary;
 
+/// An attempt whose text's zlib compression ratio is above this is a loop.
+pub(crate) const MAX_COMPRESSION_RATIO: f32 = 2.4;
 /// A decode's text repeats itself when it ends with two copies of a span of at least
 /// this many text tokens (about a five-word sentence)...
 const MIN_REPEATED_SPAN: usize = 8;
@@ -77,7 +79,7 @@ mod tests {
             compression_ratio(speech)
         );
         let looping = "I will do it. ".repeat(12);
-        assert!(compression_ratio(&looping) > 2.4);
+        assert!(compression_ratio(&looping) > MAX_COMPRESSION_RATIO);
         assert!(compression_ratio("").abs() < f32::EPSILON);
     }
 
