@@ -6,6 +6,7 @@
 //! | `CTXSCRIBE_MODEL_DIR` | directory searched first for models (then `~/.local/share/ctxscribe/models`), where `ctxscribe models fetch` installs them | unset |
 //! | `CTXSCRIBE_VAD_MODEL` | path of a whisper.cpp Silero VAD model (ggml) | `silero-v6.2.0-ggml.bin` next to the model |
 //! | `CTXSCRIBE_THREADS` | engine threads per transcription | all available cores |
+//! | `CTXSCRIBE_WEIGHTS` | `as-stored` keeps the model's matrices as its file stores them (see [`Weights`]) | `fastest` (bf16 where the CPU multiplies it natively) |
 //! | `CTXSCRIBE_ASR_URL` | base URL of an OpenAI-compatible speech endpoint; when set, it transcribes instead of the embedded engine | unset (embedded engine) |
 //! | `CTXSCRIBE_ASR_KEY` | its API key (Bearer) | none |
 //! | `CTXSCRIBE_ASR_MODEL` | its `model` field | `whisper-1` |
@@ -18,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::engine::Decoding;
+use crate::engine::{Decoding, Weights};
 use crate::error::{Error, Result};
 use crate::model::fetch::pinned_model;
 use crate::providers::EndpointConfig;
@@ -49,6 +50,8 @@ pub const ENV_MODEL_DIR: &str = "CTXSCRIBE_MODEL_DIR";
 pub const ENV_VAD_MODEL: &str = "CTXSCRIBE_VAD_MODEL";
 /// Environment variable giving the number of engine threads.
 pub const ENV_THREADS: &str = "CTXSCRIBE_THREADS";
+/// Environment variable choosing the weights' format in memory.
+pub const ENV_WEIGHTS: &str = "CTXSCRIBE_WEIGHTS";
 
 /// Environment variable: base URL of a remote speech endpoint.
 pub const ENV_ASR_URL: &str = "CTXSCRIBE_ASR_URL";
@@ -280,6 +283,16 @@ pub fn default_threads() -> usize {
         .filter(|&threads| threads > 0)
         .unwrap_or_else(available_cores)
         .min(MAX_THREADS)
+}
+
+/// The weights' format in memory: [`Weights::AsStored`] when `$CTXSCRIBE_WEIGHTS` is
+/// `as-stored`, else [`Weights::Fastest`].
+#[must_use]
+pub fn default_weights() -> Weights {
+    match non_empty_env(ENV_WEIGHTS).as_deref().map(str::trim) {
+        Some("as-stored") => Weights::AsStored,
+        _ => Weights::Fastest,
+    }
 }
 
 /// The cores this process may use (at least one).

@@ -39,7 +39,7 @@ pub mod transcript;
 pub use audio::AudioLimits;
 pub use context::{Dictionary, Language, Languages, Message, Role};
 pub use correction::judge::{EditSource, Verdict};
-pub use engine::Decoding;
+pub use engine::{Decoding, Weights};
 pub use error::{Error, ErrorClass, ErrorCode, Result};
 pub use providers::{EndpointConfig, SpeechProvider};
 pub use request::{

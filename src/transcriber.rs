@@ -15,8 +15,8 @@ use crate::correction::judge::{
 };
 use crate::correction::{Corrector, contains_word};
 use crate::engine::{
-    BiasStrength, Decoding, EngineConfig, EngineOutput, EngineRequest, TermBias, WhisperEngine,
-    WindowPasses,
+    BiasStrength, Decoding, EngineConfig, EngineOutput, EngineRequest, TermBias, Weights,
+    WhisperEngine, WindowPasses,
 };
 use crate::error::{Error, Result};
 use crate::providers::{self, EndpointConfig, LlmCorrector, SpeechProvider};
@@ -536,6 +536,7 @@ pub struct ContextTranscriberBuilder {
     vad: VadSetting,
     threads: Option<usize>,
     decoding: Decoding,
+    weights: Option<Weights>,
     limits: AudioLimits,
     timeout: Option<Duration>,
     layers: ContextLayers,
@@ -605,6 +606,14 @@ impl ContextTranscriberBuilder {
     /// (checked by [`Self::build`]).
     pub fn with_decoding(mut self, decoding: Decoding) -> Self {
         self.decoding = decoding;
+        self
+    }
+
+    /// The model's matrices in memory: [`Weights::Fastest`] (bf16 where the CPU
+    /// multiplies it natively) or [`Weights::AsStored`]. Default: `$CTXSCRIBE_WEIGHTS`
+    /// (`as-stored`), else [`Weights::Fastest`].
+    pub fn with_weights(mut self, weights: Weights) -> Self {
+        self.weights = Some(weights);
         self
     }
 
@@ -709,6 +718,7 @@ impl ContextTranscriberBuilder {
             vad_model_path,
             threads,
             decoding: self.decoding,
+            weights: self.weights.unwrap_or_else(config::default_weights),
         })?;
         Ok(ContextTranscriber {
             inner: Arc::new(Inner {

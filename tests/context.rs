@@ -188,6 +188,7 @@ fn canonical_tokenization_agrees_with_the_model_vocabulary() {
         vad_model_path: None,
         threads: 1,
         decoding: Decoding::Greedy,
+        weights: ctxscribe::config::default_weights(),
     })
     .expect("model loads");
     // Words with a token of their own come out as that one token, as whisper.cpp's own
@@ -254,6 +255,7 @@ fn base_engine_and_jfk() -> (WhisperEngine, Vec<f32>) {
         vad_model_path: None,
         threads: 2,
         decoding: Decoding::Greedy,
+        weights: ctxscribe::config::default_weights(),
     })
     .expect("model loads");
     let clip = real_clip("en_whisper_jfk");

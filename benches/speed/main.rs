@@ -492,6 +492,7 @@ fn bench_second_decode(options: &Options, clips: &[Clip]) -> Result<(), String> 
         model_path,
         threads: options.threads,
         decoding: Decoding::Greedy,
+        weights: ctxscribe::config::default_weights(),
     })
     .map_err(|e| e.to_string())?;
     let (mut firsts, mut seconds, mut ratios) = (Vec::new(), Vec::new(), Vec::new());

@@ -17,6 +17,7 @@ use whisper_rs::{
 use super::cancel::CancelFlag;
 use super::pool::Pool;
 use super::tokens::Vocabulary;
+use super::{Weights, weights};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::config::{CHECKOUT_SETUP_COMMAND, INSTALL_HINT};
 use crate::error::{Error, Result};
@@ -41,7 +42,11 @@ impl std::fmt::Debug for Model {
 
 impl Model {
     /// Loads the whisper.cpp model at `model_path` and checks the VAD model.
-    pub(crate) fn load(model_path: &Path, vad_model_path: Option<&Path>) -> Result<Self> {
+    pub(crate) fn load(
+        model_path: &Path,
+        vad_model_path: Option<&Path>,
+        weights: Weights,
+    ) -> Result<Self> {
         whisper_rs::install_logging_hooks();
         if !model_path.is_file() {
             return Err(Error::ModelUnavailable {
@@ -53,31 +58,26 @@ impl Model {
                 source: None,
             });
         }
-        let mut params = WhisperContextParameters::default();
-        params.use_gpu(false);
-        // Flash attention stays off: on this CPU it was no faster and raised WER on short
-        // clips (5 s clips: WER 0.355 vs 0.113, measured with `make bench`).
-        params.flash_attn(false);
-        let context = WhisperContext::new_with_params(model_path, params).map_err(|e| {
-            Error::ModelUnavailable {
+        let (context, bf16) =
+            load_context(model_path, weights).map_err(|e| Error::ModelUnavailable {
                 message: format!(
                     "{} is not a loadable whisper.cpp model ({e})",
                     model_path.display()
                 ),
                 source: Some(Box::new(e)),
-            }
-        })?;
+            })?;
         let vad_model_path = vad_model_path.map(checked_vad_path).transpose()?;
         let vocabulary = Vocabulary::new(&context);
         let description = format!(
-            "{} ({} text layers, {})",
+            "{} ({} text layers, {}{})",
             model_path.display(),
             context.model_n_text_layer(),
             if context.is_multilingual() {
                 "multilingual"
             } else {
                 "English-only"
-            }
+            },
+            if bf16 { ", bf16 matrices" } else { "" }
         );
         let model = Model {
             context,
@@ -223,6 +223,41 @@ impl std::fmt::Debug for DecoderState {
             .field("encoded", &self.encoded)
             .finish_non_exhaustive()
     }
+}
+
+/// The whisper.cpp context of the model file at `path`, and whether its matrices were
+/// converted to bf16 ([`weights`]): with [`Weights::Fastest`], when ggml has native bf16
+/// kernels and the file is an f16 model. The file is then read whole and converted in
+/// memory (its size again, until whisper.cpp has copied it); anything else loads from
+/// the file as it is.
+fn load_context(
+    path: &Path,
+    weights: Weights,
+) -> std::result::Result<(WhisperContext, bool), whisper_rs::WhisperError> {
+    let params = || {
+        let mut params = WhisperContextParameters::default();
+        params.use_gpu(false);
+        // Flash attention stays off: on this CPU it was no faster and raised WER on short
+        // clips (5 s clips: WER 0.355 vs 0.113, measured with `make bench`).
+        params.flash_attn(false);
+        params
+    };
+    if weights == Weights::Fastest
+        && has_native_bf16()
+        && let Ok(mut bytes) = std::fs::read(path)
+        && weights::f16_matrices_to_bf16(&mut bytes).is_some()
+    {
+        let context = WhisperContext::new_from_buffer_with_params(&bytes, params())?;
+        return Ok((context, true));
+    }
+    Ok((WhisperContext::new_with_params(path, params())?, false))
+}
+
+/// Whether ggml's CPU kernels multiply bf16 natively (built with AVX-512 BF16).
+fn has_native_bf16() -> bool {
+    // SAFETY: `ggml_cpu_has_avx512_bf16` takes no arguments, touches no state and returns
+    // a constant of how ggml was compiled.
+    unsafe { whisper_rs::whisper_rs_sys::ggml_cpu_has_avx512_bf16() != 0 }
 }
 
 impl DecoderState {

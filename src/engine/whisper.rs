@@ -94,7 +94,11 @@ impl WhisperEngine {
     /// # Errors
     /// [`Error::ModelUnavailable`] when a file is missing or not a loadable model.
     pub fn load(config: &EngineConfig) -> Result<Self> {
-        let model = Model::load(&config.model_path, config.vad_model_path.as_deref())?;
+        let model = Model::load(
+            &config.model_path,
+            config.vad_model_path.as_deref(),
+            config.weights,
+        )?;
         let threads = config.threads.max(1);
         Ok(WhisperEngine {
             model,
