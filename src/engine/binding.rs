@@ -227,9 +227,10 @@ impl std::fmt::Debug for DecoderState {
 
 /// The whisper.cpp context of the model file at `path`, and whether its matrices were
 /// converted to bf16 ([`weights`]): with [`Weights::Fastest`], when ggml has native bf16
-/// kernels and the file is an f16 model. The file is then read whole and converted in
-/// memory (its size again, until whisper.cpp has copied it); anything else loads from
-/// the file as it is.
+/// kernels, the file is an f16 model and memory has room for it
+/// ([`weights::room_to_convert`]). The file is then read whole and converted in memory
+/// (its size again, until whisper.cpp has copied it); anything else loads from the file
+/// as it is.
 fn load_context(
     path: &Path,
     weights: Weights,
@@ -244,6 +245,7 @@ fn load_context(
     };
     if weights == Weights::Fastest
         && has_native_bf16()
+        && std::fs::metadata(path).is_ok_and(|file| weights::room_to_convert(file.len()))
         && let Ok(mut bytes) = std::fs::read(path)
         && weights::f16_matrices_to_bf16(&mut bytes).is_some()
     {

@@ -57,6 +57,25 @@ pub(crate) fn f16_matrices_to_bf16(bytes: &mut [u8]) -> Option<usize> {
     Some(plan.len())
 }
 
+/// Whether a model file of `file_len` bytes can be converted in memory: read whole, it
+/// lives beside whisper.cpp's own copy until the load ends, so the system must report
+/// three times its size available (Linux's `MemAvailable`; a system that reports
+/// nothing is assumed to have room). A large model on a small machine loads as stored.
+#[must_use]
+pub(crate) fn room_to_convert(file_len: u64) -> bool {
+    available_memory().is_none_or(|available| available >= file_len.saturating_mul(3))
+}
+
+/// Bytes of memory available to new allocations, as `/proc/meminfo` reports them.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info
+        .lines()
+        .find(|line| line.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 /// One tensor to convert: where its type field and its data are.
 struct Conversion {
     type_at: usize,
@@ -172,6 +191,12 @@ fn f16_to_f32(half: u16) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_model_that_fits_three_times_in_memory_is_converted() {
+        assert!(room_to_convert(148 << 20), "the base model on this machine");
+        assert!(!room_to_convert(u64::MAX / 2));
+    }
 
     #[test]
     fn f16_values_round_to_the_nearest_bf16_ties_to_even() {
