@@ -605,7 +605,7 @@ fn real_clips_are_transcribed_within_the_wer_target() {
 }
 
 /// On a CPU with AVX-512 BF16 the default engine multiplies bf16 copies of the model's
-/// f16 matrices (src/engine/weights.rs, about a quarter faster): every English real clip
+/// f16 matrices (src/model/convert/bf16.rs, about a quarter faster): every English real clip
 /// must come out as well as with the matrices as stored (measured: 0.003 apart); without
 /// those instructions both engines load the file as it is.
 #[test]

@@ -226,7 +226,7 @@ impl std::fmt::Debug for DecoderState {
 }
 
 /// The whisper.cpp context of the model file at `path`, and whether its matrices were
-/// converted to bf16 ([`weights`]): with [`Weights::Fastest`], when ggml has native bf16
+/// converted to bf16 ([`crate::model::convert::f16_matrices_to_bf16`]): with [`Weights::Fastest`], when ggml has native bf16
 /// kernels, the file is an f16 model and memory has room for it
 /// ([`weights::room_to_convert`]). The file is then read whole and converted in memory
 /// (its size again, until whisper.cpp has copied it); anything else loads from the file
@@ -247,7 +247,7 @@ fn load_context(
         && has_native_bf16()
         && std::fs::metadata(path).is_ok_and(|file| weights::room_to_convert(file.len()))
         && let Ok(mut bytes) = std::fs::read(path)
-        && weights::f16_matrices_to_bf16(&mut bytes).is_some()
+        && crate::model::convert::f16_matrices_to_bf16(&mut bytes).is_some()
     {
         let context = WhisperContext::new_from_buffer_with_params(&bytes, params())?;
         return Ok((context, true));

@@ -2,7 +2,7 @@
 //!
 //! One [`WhisperEngine`] holds the model (loaded once, shared by every call and thread)
 //! and a pool of per-call states. A call reads top-down in `whisper.rs`:
-//! load (`binding.rs`, the only `unsafe`; matrices in bf16 where that is faster,
+//! load (`binding.rs`, the only `unsafe`; matrices in bf16 where that is faster and fits,
 //! `weights.rs`) -> speech detection and windows along speech
 //! boundaries ([`windows`]) -> one encoder pass per window -> language detection on that
 //! encoding (`detect.rs`) -> the plain decode (`decode.rs`: greedy with temperature

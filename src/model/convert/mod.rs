@@ -355,12 +355,14 @@ pub fn convert_ct2_to_ggml(
     })
 }
 
+mod bf16;
 mod plan;
 mod quant;
 mod reader;
 mod vocab;
 mod writer;
 
+pub(crate) use bf16::f16_matrices_to_bf16;
 use plan::*;
 use quant::*;
 use reader::*;
