@@ -210,7 +210,16 @@ fn joined_kind(text: &str) -> Option<Option<TermKind>> {
         .all(|p| is_common_word(p) || p.chars().count() == 1);
 
     if text.contains('/') || text.contains('\\') {
-        return Some((!all_parts_common).then_some(TermKind::Path));
+        // A path is a term even when every part is a common word
+        // ("internal/auth/token.go"): Whisper spells the words, never the joining. Not
+        // two common words and a slash ("and/or", "client/server"): prose.
+        let parts = text.split(['/', '\\']).filter(|p| !p.is_empty()).count();
+        let file = text
+            .rsplit(['/', '\\'])
+            .next()
+            .is_some_and(|last| file_name_kind(last).is_some());
+        let path = !all_parts_common || parts >= 3 || file;
+        return Some(path.then_some(TermKind::Path));
     }
     if let Some(kind) = file_name_kind(text) {
         return Some(Some(kind));
@@ -384,6 +393,11 @@ mod tests {
             );
         }
         assert!(!terms.contains(&"and/or".to_owned()));
+        // Paths of common words: Whisper writes the words, never the path.
+        assert_eq!(
+            mined("Module: internal/auth/token.go, docs/api/index, client/server and yes/no."),
+            ["internal/auth/token.go", "docs/api/index"]
+        );
         assert!(mined("a well-known fact").iter().all(|t| t == "well-known"));
     }
 

@@ -234,3 +234,29 @@ fn common_words_give_way_to_an_ordinary_word_term_only_when_they_sound_the_same(
         "Run kubectl get pods."
     );
 }
+
+#[test]
+fn a_path_said_as_a_list_or_after_an_abbreviation_is_matched_whole() {
+    let c = corrector(
+        &[],
+        &["Files: lib/billing/invoice_total.rs, lib/billing/tax.rs"],
+    );
+    // Whisper punctuates a dictated path like a list and glues a symbol to a word.
+    assert_eq!(
+        fix(
+            &c,
+            "See lib, slash billing, slash invoice, underscoretotal.rs first."
+        ),
+        "See lib/billing/invoice_total.rs first."
+    );
+    // A full stop before a lowercase word is an abbreviation's, not a sentence's end.
+    let c = corrector(&["/usr/local/bin"], &[]);
+    assert_eq!(
+        fix(&c, "Copy it to usr. local bin today."),
+        "Copy it to /usr/local/bin today."
+    );
+    assert_eq!(
+        fix(&c, "Ask the user. Local bins are full."),
+        "Ask the user. Local bins are full."
+    );
+}

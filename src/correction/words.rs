@@ -98,7 +98,42 @@ pub(super) fn tokenize(text: &str) -> Vec<Token<'_>> {
             common,
         });
     }
+    join_spoken_symbols(text, &mut tokens);
     tokens
+}
+
+/// Symbols a speaker says inside a path or identifier, as [`transcript_words`] hears
+/// them.
+const SYMBOL_WORDS: [&str; 4] = ["slash", "underscore", "dot", "dash"];
+
+/// Lets a span run across punctuation that does not end a phrase: a comma before or
+/// after a said symbol (Whisper punctuates a dictated path as a list, "tests, slash
+/// test, underscore checkout"), and a full stop followed by a lowercase word (an
+/// abbreviation's, "etc. hosts": a sentence starts with a capital).
+fn join_spoken_symbols(text: &str, tokens: &mut [Token<'_>]) {
+    let symbol_at = |word: Option<&String>, first: bool| {
+        word.is_some_and(|w| {
+            SYMBOL_WORDS
+                .iter()
+                .any(|s| if first { w.starts_with(s) } else { w == s })
+        })
+    };
+    for i in 1..tokens.len() {
+        let (before, after) = tokens.split_at_mut(i);
+        let (token, next) = (&mut before[i - 1], &after[0]);
+        if !token.breaks_after {
+            continue;
+        }
+        let trailing = text[token.core_end..next.core_start].trim_end();
+        let comma = trailing == ",";
+        let stop = trailing == ".";
+        let said_symbol =
+            symbol_at(token.words.last(), false) || symbol_at(next.words.first(), true);
+        let lowercase_next = next.core.chars().next().is_some_and(char::is_lowercase);
+        if (comma && said_symbol) || (stop && lowercase_next) {
+            token.breaks_after = false;
+        }
+    }
 }
 
 impl super::Corrector {
