@@ -124,7 +124,7 @@ struct TermEntry {
     text: String,
     /// The letters of the written term (folded), for case-only fixes.
     letters: Vec<u8>,
-    /// One ordinary word (a name or a lowercase word, letters only).
+    /// One ordinary word (a name or a lowercase word, letters and apostrophes only).
     plain_word: bool,
     /// A common word or its possessive ([`is_ordinary_word`]): it replaces words only
     /// when they sound the same (here and in the merge).
@@ -185,8 +185,12 @@ impl Corrector {
         let mut forms = Vec::new();
         let mut buckets: HashMap<u8, Vec<usize>> = HashMap::new();
         for (index, term) in terms.terms().iter().enumerate() {
+            // An apostrophe keeps a word a word ("o'shanter", "hastie's").
             let plain_word = matches!(term.kind(), TermKind::Name | TermKind::Word)
-                && term.text().chars().all(char::is_alphabetic);
+                && term
+                    .text()
+                    .chars()
+                    .all(|c| c.is_alphabetic() || is_apostrophe(c));
             entries.push(TermEntry {
                 text: term.text().to_owned(),
                 letters: folded_letters(term.text()),
@@ -516,6 +520,15 @@ impl Corrector {
                 // casing ("json" -> "JSON"), never by sound ("Jason" is not "JSON").
                 continue;
             }
+            if !relevance
+                && single_common
+                && term.ordinary
+                && same_but_apostrophes(span[0].core, &term.text)
+            {
+                // "meters" is not a word list's "meter's": the same ordinary word, its
+                // apostrophe chosen by grammar, which Whisper knows.
+                continue;
+            }
             if &form.letters == letters {
                 candidates.push(Candidate {
                     start,
@@ -724,6 +737,21 @@ fn bucket(phone: u8) -> u8 {
 
 /// A common word or its possessive (a word list's "meter's", "side's"): Whisper spells
 /// such words itself, so the one it wrote is the one it heard unless they sound the same.
+fn is_apostrophe(c: char) -> bool {
+    matches!(c, '\'' | '\u{2019}')
+}
+
+/// True when `a` and `b` differ by apostrophes (and maybe case), nothing else.
+fn same_but_apostrophes(a: &str, b: &str) -> bool {
+    let bare = |text: &str| -> String {
+        text.chars()
+            .filter(|&c| !is_apostrophe(c))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    bare(a) == bare(b) && a.to_lowercase() != b.to_lowercase()
+}
+
 fn is_ordinary_word(text: &str) -> bool {
     let stem = text
         .strip_suffix("'s")

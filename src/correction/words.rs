@@ -84,7 +84,9 @@ pub(super) fn tokenize(text: &str) -> Vec<Token<'_>> {
         } else {
             transcript_words(core)
         };
-        let common = core.chars().all(char::is_alphabetic) && is_common_word(core);
+        // Digits are as known as common words: Whisper chose to write the number.
+        let common = (core.chars().all(char::is_alphabetic) && is_common_word(core))
+            || (!core.is_empty() && core.chars().all(|c| c.is_ascii_digit()));
         let key = phonetic_key(&words);
         let letters = words.iter().flat_map(|w| folded_letters(w)).collect();
         tokens.push(Token {
