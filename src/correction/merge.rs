@@ -140,7 +140,47 @@ impl Corrector {
         if shared * den < merged_words.len() * num {
             return merged.to_owned();
         }
-        second.to_owned()
+        self.without_added_ends(merged, second)
+    }
+
+    /// `second` without the words it adds before the first word of `merged` or after
+    /// its last, unless they write a term: a prompted decode that runs on past the
+    /// speech ("... with a TTL attribute. Right mid-end") or starts with the prompt.
+    /// The first transcript has no words there, and the prompted one is only the better
+    /// witness of the terms.
+    fn without_added_ends(&self, merged: &str, second: &str) -> String {
+        let (ours, theirs) = (tokenize(merged), tokenize(second));
+        if ours.is_empty() || ours.len().max(theirs.len()) > MAX_ALIGNED_WORDS {
+            return second.to_owned();
+        }
+        let blocks = differing_blocks(&ours, &theirs);
+        let writes_a_term = |text: &str| self.terms.iter().any(|t| contains_word(text, &t.text));
+        let mut start = 0;
+        let mut end = second.len();
+        if let Some(last) = blocks.last()
+            && last.ours.is_empty()
+            && last.ours.start == ours.len()
+            && let Some(first_added) = theirs.get(last.theirs.start)
+        {
+            let (kept, added) = second.split_at(first_added.core_start);
+            if !writes_a_term(added) {
+                end = kept.trim_end().len();
+            }
+        }
+        if let Some(first) = blocks.first()
+            && first.ours.is_empty()
+            && first.ours.start == 0
+            && let Some(first_kept) = theirs.get(first.theirs.end)
+        {
+            let (added, _) = second.split_at(first_kept.core_start);
+            if !writes_a_term(added) {
+                start = first_kept.core_start;
+            }
+        }
+        if start >= end {
+            return second.to_owned();
+        }
+        second[start..end].to_owned()
     }
 
     /// The replacements [`Corrector::merge_second_pass`] makes: for the terms among
@@ -460,6 +500,24 @@ mod tests {
             "The rate limit keeps its count on the top, Tash.",
             "speech lost"
         );
+    }
+
+    #[test]
+    fn words_the_second_transcript_adds_at_either_end_are_left_out() {
+        let merged = "Store the orders in 9 more DV with a key.";
+        let second = "Store the orders in DynamoDB with a key. Right mid-end";
+        assert_eq!(
+            prefer(&["DynamoDB"], merged, second),
+            "Store the orders in DynamoDB with a key."
+        );
+        let second = "Thank you. Store the orders in DynamoDB with a key.";
+        assert_eq!(
+            prefer(&["DynamoDB"], merged, second),
+            "Store the orders in DynamoDB with a key."
+        );
+        // Unless they write a term.
+        let second = "Store the orders in DynamoDB with a key. Cosmos DB.";
+        assert_eq!(prefer(&["DynamoDB", "Cosmos DB"], merged, second), second);
     }
 
     #[test]
