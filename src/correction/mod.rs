@@ -2,8 +2,9 @@
 //! context term are replaced by the term's spelling ("read me dot md" -> `README.md`,
 //! "parse config file" -> `parse_config_file`, "redis" -> `Redis`).
 //!
-//! A span (one to [`MAX_SPAN_WORDS`] transcript words, never across punctuation) is
-//! turned into spoken words by the same rules as the terms' [spoken
+//! A span (one to [`MAX_SPAN_WORDS`] transcript words, never across punctuation that
+//! ends a phrase; a comma next to a said symbol or an abbreviation's full stop does
+//! not) is turned into spoken words by the same rules as the terms' [spoken
 //! forms](crate::context::spoken), then compared with every spoken form of every term:
 //!
 //! - the same letters (ignoring case, spaces and separators) is an exact match;
@@ -735,8 +736,7 @@ fn bucket(phone: u8) -> u8 {
     }
 }
 
-/// A common word or its possessive (a word list's "meter's", "side's"): Whisper spells
-/// such words itself, so the one it wrote is the one it heard unless they sound the same.
+/// An apostrophe, straight or curly.
 fn is_apostrophe(c: char) -> bool {
     matches!(c, '\'' | '\u{2019}')
 }
@@ -752,6 +752,8 @@ fn same_but_apostrophes(a: &str, b: &str) -> bool {
     bare(a) == bare(b) && a.to_lowercase() != b.to_lowercase()
 }
 
+/// A common word or its possessive (a word list's "meter's", "side's"): Whisper spells
+/// such words itself, so the one it wrote is the one it heard unless they sound the same.
 fn is_ordinary_word(text: &str) -> bool {
     let stem = text
         .strip_suffix("'s")

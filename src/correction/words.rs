@@ -108,10 +108,12 @@ pub(super) fn tokenize(text: &str) -> Vec<Token<'_>> {
 /// them.
 const SYMBOL_WORDS: [&str; 4] = ["slash", "underscore", "dot", "dash"];
 
-/// Lets a span run across punctuation that does not end a phrase: a comma before or
-/// after a said symbol (Whisper punctuates a dictated path as a list, "tests, slash
-/// test, underscore checkout"), and a full stop followed by a lowercase word (an
-/// abbreviation's, "etc. hosts": a sentence starts with a capital).
+/// Lets a span run across punctuation that does not end a phrase: a comma after a said
+/// symbol or before a word that starts with one (Whisper punctuates a dictated path as
+/// a list and glues a symbol to the next word, "tests, slash test, underscore checkout,
+/// underscoreflow.py"), and a full stop followed by a lowercase word (an
+/// abbreviation's, "etc. hosts": a sentence starts with a capital). A longer span is
+/// only a candidate: it must still sound like a term.
 fn join_spoken_symbols(text: &str, tokens: &mut [Token<'_>]) {
     let symbol_at = |word: Option<&String>, first: bool| {
         word.is_some_and(|w| {
