@@ -37,7 +37,9 @@
 //! tuning half, +0.07 on the validation half.
 
 use super::phonetic::weighted_distance;
-use super::{Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, tokenize};
+use super::{
+    Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, same_but_apostrophes, tokenize,
+};
 
 /// Highest normalised phonetic distance at which a whole differing block of the second
 /// transcript replaces the first's ("get her" -> "GitHub").
@@ -245,17 +247,20 @@ impl Corrector {
                         .any(|&index| contains_word(token.core, &self.terms[index].text))
             });
             let threshold = self.merge_threshold(ours_block, &block_terms, BLOCK_THRESHOLD);
+            let sounds_alike = threshold.is_some_and(|threshold| {
+                sound_alike(
+                    &joined_key(ours_block),
+                    &joined_key(theirs_block),
+                    threshold,
+                )
+            });
             // A term the first transcript writes stays: the second may add terms, not
             // swap one for another ("src/components/NavBar.tsx" for "src/pages/index.tsx",
             // ssh-keygen for ssh-agent: siblings sound alike, the first was matched).
             let ours_text = &first[ours_first.core_start..ours_last.core_end];
             if only_terms_and_known_words
                 && !self.drops_a_term(ours_text, theirs_text)
-                && sound_alike(
-                    &joined_key(ours_block),
-                    &joined_key(theirs_block),
-                    threshold,
-                )
+                && sounds_alike
             {
                 splices.push(Splice {
                     from: ours_first.core_start,
@@ -284,7 +289,8 @@ impl Corrector {
                 if span.iter().any(|token| self.writes_a_term(token.core)) {
                     return None; // a written term stays (see `second_pass_splices`)
                 }
-                let threshold = self.merge_threshold(span, &[candidate.term], RELEVANCE_THRESHOLD);
+                let threshold =
+                    self.merge_threshold(span, &[candidate.term], RELEVANCE_THRESHOLD)?;
                 candidate.cost = self.distance_to_term(&joined_key(span), candidate.term)?;
                 (candidate.cost <= threshold + 1e-4).then_some(candidate)
             })
@@ -314,19 +320,26 @@ impl Corrector {
     /// from `terms` and still give way to them: `loose` for a span with an unusual word,
     /// [`COMMON_WORDS_MERGE_THRESHOLD`] for ordinary words, and only the same sound for
     /// ordinary words replaced by terms that are ordinary words themselves, or their
-    /// possessives ("left" is not "lefts", "meters" not "meter's"; see the module
-    /// documentation).
-    fn merge_threshold(&self, span: &[Token<'_>], terms: &[usize], loose: f32) -> f32 {
-        if !span.iter().all(|token| token.common) {
-            loose
-        } else if terms
-            .iter()
-            .all(|&index| self.terms.get(index).is_some_and(|t| t.ordinary))
+    /// possessives ("left" is not "lefts"; see the module documentation). `None`: never,
+    /// for one common word that the terms only respell with an apostrophe ("lessons" is
+    /// not "lesson's": grammar, which Whisper knows).
+    fn merge_threshold(&self, span: &[Token<'_>], terms: &[usize], loose: f32) -> Option<f32> {
+        let ordinary = |index: usize| self.terms.get(index).is_some_and(|t| t.ordinary);
+        if let [token] = span
+            && token.common
+            && terms.iter().all(|&index| {
+                ordinary(index) && same_but_apostrophes(token.core, &self.terms[index].text)
+            })
         {
+            return None;
+        }
+        Some(if !span.iter().all(|token| token.common) {
+            loose
+        } else if terms.iter().all(|&index| ordinary(index)) {
             0.0
         } else {
             COMMON_WORDS_MERGE_THRESHOLD
-        }
+        })
     }
 
     /// True when `text` writes one of the terms.
@@ -616,6 +629,17 @@ mod tests {
                 "Go forward 10 meter's."
             ),
             "Go forward 10 meters."
+        );
+        // Nor is one common word respelled with an apostrophe, wherever the prompted
+        // decode puts it.
+        let first = "The girls sent the letters home.";
+        assert_eq!(
+            merge(
+                &["letter's", "girl's"],
+                first,
+                "The girl's, and the letter's, home."
+            ),
+            first
         );
         // A term that is not an ordinary word still replaces a close sound.
         assert_eq!(
