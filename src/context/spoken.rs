@@ -182,7 +182,8 @@ pub fn split_pieces(text: &str) -> Vec<Piece> {
         .collect()
 }
 
-fn is_apostrophe(c: char) -> bool {
+/// An apostrophe, straight or curly.
+pub(crate) fn is_apostrophe(c: char) -> bool {
     c == '\'' || c == '\u{2019}'
 }
 
@@ -387,7 +388,7 @@ fn has_vowel(word: &str) -> bool {
 }
 
 /// The spoken name of a symbol inside a term, if it has one.
-fn symbol_name(symbol: char) -> Option<&'static str> {
+pub(crate) fn symbol_name(symbol: char) -> Option<&'static str> {
     Some(match symbol {
         '.' => "dot",
         '_' => "underscore",

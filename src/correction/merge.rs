@@ -156,7 +156,6 @@ impl Corrector {
             return second.to_owned();
         }
         let blocks = differing_blocks(&ours, &theirs);
-        let writes_a_term = |text: &str| self.terms.iter().any(|t| contains_word(text, &t.text));
         let mut start = 0;
         let mut end = second.len();
         if let Some(last) = blocks.last()
@@ -165,7 +164,7 @@ impl Corrector {
             && let Some(first_added) = theirs.get(last.theirs.start)
         {
             let (kept, added) = second.split_at(first_added.core_start);
-            if !writes_a_term(added) {
+            if !self.writes_a_term(added) {
                 end = kept.trim_end().len();
             }
         }
@@ -175,7 +174,7 @@ impl Corrector {
             && let Some(first_kept) = theirs.get(first.theirs.end)
         {
             let (added, _) = second.split_at(first_kept.core_start);
-            if !writes_a_term(added) {
+            if !self.writes_a_term(added) {
                 start = first_kept.core_start;
             }
         }

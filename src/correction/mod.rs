@@ -45,6 +45,7 @@ mod words;
 use std::collections::HashMap;
 
 use crate::context::mining::is_common_word;
+use crate::context::spoken::is_apostrophe;
 use crate::context::{ContextTerms, Language, TermKind};
 
 use words::{Token, tokenize};
@@ -734,11 +735,6 @@ fn bucket(phone: u8) -> u8 {
         vowel if is_vowel_phone(vowel) => b'a',
         other => other,
     }
-}
-
-/// An apostrophe, straight or curly.
-fn is_apostrophe(c: char) -> bool {
-    matches!(c, '\'' | '\u{2019}')
 }
 
 /// True when `a` and `b` differ by apostrophes (and maybe case), nothing else.

@@ -2,7 +2,7 @@
 //! `'s` split off), its spoken words, phonetic key and letters.
 
 use crate::context::mining::is_common_word;
-use crate::context::spoken::transcript_words;
+use crate::context::spoken::{symbol_name, transcript_words};
 
 use super::phonetic::{folded_letters, phonetic_key};
 
@@ -104,9 +104,9 @@ pub(super) fn tokenize(text: &str) -> Vec<Token<'_>> {
     tokens
 }
 
-/// Symbols a speaker says inside a path or identifier, as [`transcript_words`] hears
-/// them.
-const SYMBOL_WORDS: [&str; 4] = ["slash", "underscore", "dot", "dash"];
+/// Symbols a speaker says inside a path or identifier (their names: "slash",
+/// "underscore", "dot", "dash").
+const PATH_SYMBOLS: [char; 4] = ['/', '_', '.', '-'];
 
 /// Lets a span run across punctuation that does not end a phrase: a comma after a said
 /// symbol or before a word that starts with one (Whisper punctuates a dictated path as
@@ -117,8 +117,9 @@ const SYMBOL_WORDS: [&str; 4] = ["slash", "underscore", "dot", "dash"];
 fn join_spoken_symbols(text: &str, tokens: &mut [Token<'_>]) {
     let symbol_at = |word: Option<&String>, first: bool| {
         word.is_some_and(|w| {
-            SYMBOL_WORDS
+            PATH_SYMBOLS
                 .iter()
+                .filter_map(|&symbol| symbol_name(symbol))
                 .any(|s| if first { w.starts_with(s) } else { w == s })
         })
     };
