@@ -119,22 +119,27 @@ pub fn mine_terms(messages: &[Message]) -> Vec<MinedTerm> {
             let Some((text, kind)) = classify(chunk) else {
                 continue;
             };
-            match seen.get_mut(&text) {
-                Some(entry) => {
-                    entry.count += 1;
-                    entry.last_message = message_index;
-                }
-                None => {
-                    order.push(text.clone());
-                    seen.insert(
-                        text,
-                        Seen {
-                            kind,
-                            count: 1,
-                            last_message: message_index,
-                            first_position: position,
-                        },
-                    );
+            let stem = matches!(kind, TermKind::FileName | TermKind::Path)
+                .then(|| identifier_stem(&text))
+                .flatten();
+            for (text, kind) in std::iter::once((text, kind)).chain(stem) {
+                match seen.get_mut(&text) {
+                    Some(entry) => {
+                        entry.count += 1;
+                        entry.last_message = message_index;
+                    }
+                    None => {
+                        order.push(text.clone());
+                        seen.insert(
+                            text,
+                            Seen {
+                                kind,
+                                count: 1,
+                                last_message: message_index,
+                                first_position: position,
+                            },
+                        );
+                    }
                 }
             }
         }
@@ -280,6 +285,23 @@ fn word_kind(text: &str, letters: usize) -> Option<TermKind> {
     }
 }
 
+/// The class a file is named after (`ShipmentTracker` of `src/ShipmentTracker.kt`,
+/// `NavBar` of `NavBar.tsx`: the file-per-class convention of Java, Kotlin, C#, Swift
+/// and components), as a term of its own: a speaker names the class as often as the
+/// file ("the shipment tracker class"). Only a camelCase or PascalCase stem: a
+/// snake_case module (`csv_io.py`) is named by its file, and its short stem would be
+/// one more sound-alike of the identifiers beside it (`parse_csv_header`); not a common
+/// word (`main.go`) or a name (`Next.js`).
+fn identifier_stem(text: &str) -> Option<(String, TermKind)> {
+    let file = text.rsplit(['/', '\\']).next()?;
+    file_name_kind(file)?;
+    let (stem, _) = file.rsplit_once('.')?;
+    let camel_case = stem.chars().all(char::is_alphanumeric)
+        && stem.chars().skip(1).any(char::is_uppercase)
+        && stem.chars().any(char::is_lowercase);
+    camel_case.then(|| (stem.to_owned(), TermKind::Identifier))
+}
+
 /// A command-line option as written: `--` or `-` then a letter, then letters, digits and
 /// dashes (`--schema-only`, `-rf`; not a dash used as punctuation, nor `--` alone).
 fn command_line_option(text: &str) -> Option<&str> {
@@ -343,6 +365,24 @@ mod tests {
         assert_eq!(
             terms,
             ["user_service.py", "getUserById", "listUsers", "deleteUser"]
+        );
+    }
+
+    #[test]
+    fn a_file_named_after_an_identifier_gives_the_identifier_too() {
+        assert_eq!(
+            mined("Files open: ShipmentTracker.kt, src/components/NavBar.tsx"),
+            [
+                "ShipmentTracker.kt",
+                "ShipmentTracker",
+                "src/components/NavBar.tsx",
+                "NavBar"
+            ]
+        );
+        // Not a stem that is a common word or a name.
+        assert_eq!(
+            mined("Open main.go, index.tsx, csv_io.py and Next.js"),
+            ["main.go", "index.tsx", "csv_io.py", "Next.js"]
         );
     }
 

@@ -348,12 +348,13 @@ impl Corrector {
             .any(|term| contains_word(text, &term.text))
     }
 
-    /// True when `before` writes a term that `after` does not: a pass that would drop
-    /// it swaps terms instead of adding them.
+    /// True when `before` writes a term that `after` does not, or only as part of a
+    /// longer one: a pass that would drop it swaps terms instead of adding them
+    /// ("ShipmentTracker class" is not `ShipmentTracker.kt`).
     fn drops_a_term(&self, before: &str, after: &str) -> bool {
-        self.terms
-            .iter()
-            .any(|term| contains_word(before, &term.text) && !contains_word(after, &term.text))
+        self.terms.iter().any(|term| {
+            contains_whole_term(before, &term.text) && !contains_whole_term(after, &term.text)
+        })
     }
 
     /// The smallest weighted distance from `key` to a spoken form of term `term`,
@@ -442,6 +443,23 @@ pub(super) fn differing_blocks_by(
     blocks
 }
 
+/// True when `text` writes `term` as [`contains_word`] does and not joined to more of
+/// an identifier or path: `ShipmentTracker` is not written in "ShipmentTracker.kt".
+fn contains_whole_term(text: &str, term: &str) -> bool {
+    text.match_indices(term).any(|(at, _)| {
+        let joined = |c: Option<char>, next: Option<char>| {
+            c.is_some_and(char::is_alphanumeric)
+                || (c.is_some_and(|c| matches!(c, '.' | '_' | '-' | '/'))
+                    && next.is_some_and(char::is_alphanumeric))
+        };
+        let mut before = text[..at].chars().rev();
+        let mut after = text[at + term.len()..].chars();
+        let (b1, b2) = (before.next(), before.next());
+        let (a1, a2) = (after.next(), after.next());
+        !joined(b1, b2) && !joined(a1, a2)
+    })
+}
+
 /// The phonetic key of consecutive tokens, as one key.
 fn joined_key(tokens: &[Token<'_>]) -> Vec<u8> {
     let mut key: Vec<u8> = tokens.iter().flat_map(|t| t.key.iter().copied()).collect();
@@ -483,6 +501,27 @@ mod tests {
                 "Nächster Mal läuft jetzt auf Kubernetes im Händen zu tun."
             ),
             "der Server läuft jetzt auf Kubernetes Simhation Centum."
+        );
+    }
+
+    #[test]
+    fn a_written_term_is_not_swapped_for_a_longer_one_that_contains_it() {
+        let dictionary = ["ShipmentTracker", "ShipmentTracker.kt"];
+        assert_eq!(
+            merge(
+                &dictionary,
+                "The ShipmentTracker class swallows the timeout.",
+                "The ShipmentTracker.kt, swallows the timeout."
+            ),
+            "The ShipmentTracker class swallows the timeout."
+        );
+        assert_eq!(
+            merge(
+                &dictionary,
+                "Open shipment tracker, dot Katie.",
+                "Open ShipmentTracker.kt."
+            ),
+            "Open ShipmentTracker.kt."
         );
     }
 
