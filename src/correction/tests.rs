@@ -276,3 +276,24 @@ fn a_word_list_does_not_respell_numbers_possessives_or_unknown_names() {
     }
     assert_eq!(fix(&c, "Ask hasties about it."), "Ask hastie's about it.");
 }
+
+#[test]
+fn a_said_symbol_glued_with_hyphens_is_a_word_of_its_own() {
+    assert_eq!(
+        words::split_said_symbols("get pods-dash-all-name spaces, well-known"),
+        "get pods dash all-name spaces, well-known"
+    );
+    let c = corrector(&["--dry-run", "--force"], &[]);
+    // The option's dashes are said before it and written by it; the word Whisper glued
+    // them to stays.
+    assert_eq!(
+        fix(&c, "Run helm upgrade-dash-dash-dry run first."),
+        "Run helm upgrade --dry-run first."
+    );
+    assert_eq!(
+        fix(&c, "Then push dash dash force now."),
+        "Then push --force now."
+    );
+    // Nothing matched: the hyphens stay.
+    assert_eq!(fix(&c, "Open the dash-board."), "Open the dash-board.");
+}

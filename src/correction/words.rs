@@ -141,6 +141,48 @@ fn join_spoken_symbols(text: &str, tokens: &mut [Token<'_>]) {
     }
 }
 
+/// `text` with the hyphens that glue a said symbol's name to its neighbours turned into
+/// spaces, byte for byte (the same length and offsets): Whisper writes a dictated
+/// option or path with hyphens between the words ("get pods-dash-all-name spaces",
+/// "ripgrap-dash-hidden"), so the words the speaker said are one token and no span can
+/// start at "dash". The spoken-form matcher reads this view; the text it writes keeps
+/// the hyphens it does not replace ([`hyphen_joined`]).
+pub(super) fn split_said_symbols(text: &str) -> String {
+    let mut view = text.as_bytes().to_vec();
+    let names: Vec<&str> = PATH_SYMBOLS
+        .iter()
+        .filter_map(|&symbol| symbol_name(symbol))
+        .collect();
+    let mut offset = 0;
+    for word in text.split_inclusive(char::is_whitespace) {
+        let mut start = offset;
+        offset += word.len();
+        let parts: Vec<&str> = word.trim_end().split('-').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let end = start + part.len();
+            let said = names.iter().any(|name| part.eq_ignore_ascii_case(name));
+            let letters =
+                |p: Option<&&str>| p.is_some_and(|p| p.chars().any(char::is_alphanumeric));
+            if said && i > 0 && letters(parts.get(i - 1)) {
+                view[start - 1] = b' ';
+            }
+            if said && letters(parts.get(i + 1)) {
+                view[end] = b' ';
+            }
+            start = end + 1;
+        }
+    }
+    // Only ASCII hyphens became ASCII spaces: still UTF-8.
+    String::from_utf8(view).unwrap_or_else(|_| text.to_owned())
+}
+
+/// True when byte `at` of `text` is a hyphen that `view` ([`split_said_symbols`]) turned
+/// into a space: a replacement that starts or ends beside it writes a space there
+/// instead ("pods-dash-all-name spaces" -> "pods --all-namespaces").
+pub(super) fn hyphen_joined(text: &str, view: &str, at: usize) -> bool {
+    text.as_bytes().get(at) == Some(&b'-') && view.as_bytes().get(at) == Some(&b' ')
+}
+
 impl super::Corrector {
     /// True when the prompted transcript `second` glued words together where `first`
     /// has them apart, a failure of greedy decoding prompted with identifiers: it
