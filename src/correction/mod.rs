@@ -382,8 +382,7 @@ impl Corrector {
             return Vec::new();
         }
         let english = language.is_none_or(|l| l.code() == "en");
-        let view = split_said_symbols(text);
-        let tokens = tokenize(&view);
+        let tokens = tokenize(text);
         let protected = self.already_written(&tokens, text);
         let edit = |candidate: &Candidate, source| judge::Edit {
             from: tokens[candidate.start].core_start,
