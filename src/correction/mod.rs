@@ -45,10 +45,10 @@ mod words;
 use std::collections::HashMap;
 
 use crate::context::mining::is_common_word;
-use crate::context::spoken::{is_apostrophe, symbol_name};
+use crate::context::spoken::is_apostrophe;
 use crate::context::{ContextTerms, Language, TermKind};
 
-use words::{Token, hyphen_joined, split_said_symbols, tokenize};
+use words::{Token, hyphen_joined, said_leading_symbols, split_said_symbols, tokenize};
 
 use phonetic::{
     ConsonantProfile, PROFILE_UNIT_COST, folded_letters, is_vowel_phone, phonetic_key,
@@ -727,7 +727,8 @@ fn choose(
         chosen.push(candidate);
     }
     for candidate in &mut chosen {
-        let start = said_leading_symbols(tokens, candidate, &terms[candidate.term].text, &taken);
+        let span = candidate.start..candidate.end;
+        let start = said_leading_symbols(tokens, span, &terms[candidate.term].text, &taken);
         taken[start..candidate.start]
             .iter_mut()
             .for_each(|t| *t = true);
@@ -735,44 +736,6 @@ fn choose(
     }
     chosen.sort_by_key(|c| c.start);
     chosen
-}
-
-/// Where `candidate`'s span starts once it takes the names of its term's leading
-/// symbols said just before it: the term writes its dashes, so a "dash" left in front of
-/// `--all-namespaces` was said for it ("pods dash dash all name spaces", where the
-/// closest span starts at the second dash or at "all"). At most as many names as the
-/// term has leading symbols, counting those the span already starts with; never a
-/// token `taken` by another span, nor across punctuation.
-fn said_leading_symbols(
-    tokens: &[Token<'_>],
-    candidate: &Candidate,
-    term: &str,
-    taken: &[bool],
-) -> usize {
-    let Some(symbol) = term.chars().next().filter(|c| !c.is_alphanumeric()) else {
-        return candidate.start;
-    };
-    let Some(name) = symbol_name(symbol) else {
-        return candidate.start;
-    };
-    let said = |token: &Token<'_>| matches!(token.words.as_slice(), [word] if word == name);
-    let leading = term.chars().take_while(|&c| c == symbol).count();
-    let in_span = tokens[candidate.start..candidate.end]
-        .iter()
-        .take_while(|token| said(token))
-        .count();
-    let mut start = candidate.start;
-    for _ in in_span..leading {
-        match start.checked_sub(1) {
-            Some(before)
-                if !taken[before] && !tokens[before].breaks_after && said(&tokens[before]) =>
-            {
-                start = before;
-            }
-            _ => break,
-        }
-    }
-    start
 }
 
 /// The class of a first phone: voicing and place variants share a bucket, vowels and

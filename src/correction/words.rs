@@ -183,6 +183,44 @@ pub(super) fn hyphen_joined(text: &str, view: &str, at: usize) -> bool {
     text.as_bytes().get(at) == Some(&b'-') && view.as_bytes().get(at) == Some(&b' ')
 }
 
+/// Where the span `span` of `tokens` starts once it takes the names of its term's leading
+/// symbols said just before it: the term writes its dashes, so a "dash" left in front of
+/// `--all-namespaces` was said for it ("pods dash dash all name spaces", where the
+/// closest span starts at the second dash or at "all"). At most as many names as the
+/// term has leading symbols, counting those the span already starts with; never a
+/// token `taken` by another span, nor across punctuation.
+pub(super) fn said_leading_symbols(
+    tokens: &[Token<'_>],
+    span: std::ops::Range<usize>,
+    term: &str,
+    taken: &[bool],
+) -> usize {
+    let Some(symbol) = term.chars().next().filter(|c| !c.is_alphanumeric()) else {
+        return span.start;
+    };
+    let Some(name) = symbol_name(symbol) else {
+        return span.start;
+    };
+    let said = |token: &Token<'_>| matches!(token.words.as_slice(), [word] if word == name);
+    let leading = term.chars().take_while(|&c| c == symbol).count();
+    let in_span = tokens[span.clone()]
+        .iter()
+        .take_while(|token| said(token))
+        .count();
+    let mut start = span.start;
+    for _ in in_span..leading {
+        match start.checked_sub(1) {
+            Some(before)
+                if !taken[before] && !tokens[before].breaks_after && said(&tokens[before]) =>
+            {
+                start = before;
+            }
+            _ => break,
+        }
+    }
+    start
+}
+
 impl super::Corrector {
     /// True when the prompted transcript `second` glued words together where `first`
     /// has them apart, a failure of greedy decoding prompted with identifiers: it
