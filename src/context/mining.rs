@@ -6,6 +6,7 @@
 //! words. Dropped: common words (those Whisper spells on its own, see
 //! [`is_common_word`]), numbers, URLs, single letters.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
@@ -119,26 +120,23 @@ pub fn mine_terms(messages: &[Message]) -> Vec<MinedTerm> {
             let Some((text, kind)) = classify(chunk) else {
                 continue;
             };
-            let stem = matches!(kind, TermKind::FileName | TermKind::Path)
-                .then(|| identifier_stem(&text))
-                .flatten();
+            // A file named after a class names the class too (`identifier_stem`).
+            let stem = identifier_stem(&text);
             for (text, kind) in std::iter::once((text, kind)).chain(stem) {
-                match seen.get_mut(&text) {
-                    Some(entry) => {
+                match seen.entry(text) {
+                    Entry::Occupied(mut entry) => {
+                        let entry = entry.get_mut();
                         entry.count += 1;
                         entry.last_message = message_index;
                     }
-                    None => {
-                        order.push(text.clone());
-                        seen.insert(
-                            text,
-                            Seen {
-                                kind,
-                                count: 1,
-                                last_message: message_index,
-                                first_position: position,
-                            },
-                        );
+                    Entry::Vacant(entry) => {
+                        order.push(entry.key().clone());
+                        entry.insert(Seen {
+                            kind,
+                            count: 1,
+                            last_message: message_index,
+                            first_position: position,
+                        });
                     }
                 }
             }

@@ -37,6 +37,7 @@
 //! tuning half, +0.07 on the validation half.
 
 use super::phonetic::weighted_distance;
+use super::words::PATH_SYMBOLS;
 use super::{
     Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, same_but_apostrophes, tokenize,
 };
@@ -245,21 +246,23 @@ impl Corrector {
                         .iter()
                         .any(|&index| contains_word(token.core, &self.terms[index].text))
             });
-            let threshold = self.merge_threshold(ours_block, &block_terms, BLOCK_THRESHOLD);
-            let sounds_alike = threshold.is_some_and(|threshold| {
-                sound_alike(
-                    &joined_key(ours_block),
-                    &joined_key(theirs_block),
-                    threshold,
-                )
-            });
+            let sounds_alike = || {
+                self.merge_threshold(ours_block, &block_terms, BLOCK_THRESHOLD)
+                    .is_some_and(|threshold| {
+                        sound_alike(
+                            &joined_key(ours_block),
+                            &joined_key(theirs_block),
+                            threshold,
+                        )
+                    })
+            };
             // A term the first transcript writes stays: the second may add terms, not
             // swap one for another ("src/components/NavBar.tsx" for "src/pages/index.tsx",
             // ssh-keygen for ssh-agent: siblings sound alike, the first was matched).
             let ours_text = &first[ours_first.core_start..ours_last.core_end];
             if only_terms_and_known_words
                 && !self.drops_a_term(ours_text, theirs_text)
-                && sounds_alike
+                && sounds_alike()
             {
                 splices.push(Splice {
                     from: ours_first.core_start,
@@ -449,7 +452,7 @@ fn contains_whole_term(text: &str, term: &str) -> bool {
     text.match_indices(term).any(|(at, _)| {
         let joined = |c: Option<char>, next: Option<char>| {
             c.is_some_and(char::is_alphanumeric)
-                || (c.is_some_and(|c| matches!(c, '.' | '_' | '-' | '/'))
+                || (c.is_some_and(|c| PATH_SYMBOLS.contains(&c))
                     && next.is_some_and(char::is_alphanumeric))
         };
         let mut before = text[..at].chars().rev();

@@ -106,7 +106,14 @@ pub(super) fn tokenize(text: &str) -> Vec<Token<'_>> {
 
 /// Symbols a speaker says inside a path or identifier (their names: "slash",
 /// "underscore", "dot", "dash").
-const PATH_SYMBOLS: [char; 4] = ['/', '_', '.', '-'];
+pub(super) const PATH_SYMBOLS: [char; 4] = ['/', '_', '.', '-'];
+
+/// The names of [`PATH_SYMBOLS`], as [`transcript_words`] hears them.
+fn path_symbol_names() -> impl Iterator<Item = &'static str> {
+    PATH_SYMBOLS
+        .iter()
+        .filter_map(|&symbol| symbol_name(symbol))
+}
 
 /// Lets a span run across punctuation that does not end a phrase: a comma after a said
 /// symbol or before a word that starts with one (Whisper punctuates a dictated path as
@@ -117,10 +124,7 @@ const PATH_SYMBOLS: [char; 4] = ['/', '_', '.', '-'];
 fn join_spoken_symbols(text: &str, tokens: &mut [Token<'_>]) {
     let symbol_at = |word: Option<&String>, first: bool| {
         word.is_some_and(|w| {
-            PATH_SYMBOLS
-                .iter()
-                .filter_map(|&symbol| symbol_name(symbol))
-                .any(|s| if first { w.starts_with(s) } else { w == s })
+            path_symbol_names().any(|s| if first { w.starts_with(s) } else { w == s })
         })
     };
     for i in 1..tokens.len() {
@@ -149,10 +153,7 @@ fn join_spoken_symbols(text: &str, tokens: &mut [Token<'_>]) {
 /// the hyphens it does not replace ([`hyphen_joined`]).
 pub(super) fn split_said_symbols(text: &str) -> String {
     let mut view = text.as_bytes().to_vec();
-    let names: Vec<&str> = PATH_SYMBOLS
-        .iter()
-        .filter_map(|&symbol| symbol_name(symbol))
-        .collect();
+    let has_letters = |p: Option<&&str>| p.is_some_and(|p| p.chars().any(char::is_alphanumeric));
     let mut offset = 0;
     for word in text.split_inclusive(char::is_whitespace) {
         let mut start = offset;
@@ -160,13 +161,11 @@ pub(super) fn split_said_symbols(text: &str) -> String {
         let parts: Vec<&str> = word.trim_end().split('-').collect();
         for (i, part) in parts.iter().enumerate() {
             let end = start + part.len();
-            let said = names.iter().any(|name| part.eq_ignore_ascii_case(name));
-            let letters =
-                |p: Option<&&str>| p.is_some_and(|p| p.chars().any(char::is_alphanumeric));
-            if said && i > 0 && letters(parts.get(i - 1)) {
+            let said = path_symbol_names().any(|name| part.eq_ignore_ascii_case(name));
+            if said && i > 0 && has_letters(parts.get(i - 1)) {
                 view[start - 1] = b' ';
             }
-            if said && letters(parts.get(i + 1)) {
+            if said && has_letters(parts.get(i + 1)) {
                 view[end] = b' ';
             }
             start = end + 1;
