@@ -260,6 +260,48 @@ fn a_negative_trun_data_offset_is_refused() {
     assert!(err.to_string().contains("outside"), "{err}");
 }
 
+/// Fuzz crash b75345f2 (audio_ingest): symphonia reads bit 0x4 of a `trun`'s first-sample
+/// flags (part of the sample's degradation priority) as "the first sample's duration is
+/// recorded" and indexes the run's empty duration table (the library caught the panic). The
+/// fragmented fixture's run (data offset, a duration and a size per sample) is rewritten
+/// in place to carry first-sample flags with that bit and a size per sample, the durations
+/// coming from the `tfhd` default; a `free` box fills the bytes saved. The same audio.
+#[test]
+fn a_trun_first_sample_degradation_priority_is_not_read_as_a_duration() {
+    let original = read("ok_m4a_aac_fragmented.m4a");
+    let at = original
+        .windows(4)
+        .position(|w| w == b"trun")
+        .expect("a trun box")
+        - 4;
+    let be32 = |pos: usize| u32::from_be_bytes(original[pos..pos + 4].try_into().expect("4"));
+    assert_eq!(be32(at + 8), 0x301, "data offset, durations and sizes");
+    let size = be32(at) as usize;
+    let count = be32(at + 12) as usize;
+    assert_eq!(size, 20 + 8 * count);
+    let mut run = Vec::new();
+    run.extend_from_slice(&u32::try_from(24 + 4 * count).expect("small").to_be_bytes());
+    run.extend_from_slice(b"trun");
+    run.extend_from_slice(&0x205u32.to_be_bytes());
+    run.extend_from_slice(&original[at + 12..at + 20]);
+    run.extend_from_slice(&0x0200_0004u32.to_be_bytes());
+    for i in 0..count {
+        // Each sample's size, after its duration.
+        run.extend_from_slice(&original[at + 24 + 8 * i..at + 28 + 8 * i]);
+    }
+    let free = size - run.len();
+    run.extend_from_slice(&u32::try_from(free).expect("small").to_be_bytes());
+    run.extend_from_slice(b"free");
+    run.resize(size, 0);
+    let mut bytes = original.clone();
+    bytes[at..at + size].copy_from_slice(&run);
+    let pcm = decode_with(&bytes, &AudioLimits::default()).expect("decodes");
+    assert_well_formed("first-sample flags 0x4", &pcm);
+    let plain = decode_with(&original, &AudioLimits::default()).expect("original decodes");
+    assert_eq!(pcm.samples.len(), plain.samples.len());
+    assert!((rms(&pcm.samples) - rms(&plain.samples)).abs() < 1e-6);
+}
+
 /// Writes `(value, bits)` fields into `bytes` from its first bit on, least significant bit
 /// first (Vorbis bit packing), leaving the bits after them as they were.
 fn write_vorbis_bits(bytes: &mut [u8], fields: &[(u32, u32)]) {

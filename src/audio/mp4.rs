@@ -11,6 +11,12 @@
 //!   ([`declared_len`]: the file itself, or the `mdat` it was cut from);
 //! * the `trun` boxes together may not claim more samples than the file has bytes.
 //!
+//! symphonia also reads two bits of a `trun`'s first-sample flags (0x4 and 0x200, inside
+//! the sample's degradation priority) as "the first sample's duration / size is recorded"
+//! and then indexes an empty table (fuzz crash b75345f2): [`prepare`] clears those two bits
+//! where the run records no per-sample durations or sizes. A degradation priority does not
+//! change how audio decodes.
+//!
 //! With positions below 2^48 and at most one sample per byte (of at most 2^32 bytes each),
 //! every position symphonia computes stays far below 2^63.
 //!
@@ -165,11 +171,22 @@ fn check_chunk_offsets(data: &[u8], limit: u64) -> Result<(), Error> {
     Ok(())
 }
 
+/// `trun` flags: a data offset, the first sample's flags, per-sample durations, per-sample
+/// sizes.
+const TRUN_DATA_OFFSET: u32 = 0x1;
+const TRUN_FIRST_SAMPLE_FLAGS: u32 = 0x4;
+const TRUN_DURATIONS: u32 = 0x100;
+const TRUN_SIZES: u32 = 0x200;
+
 /// Every fragment's data position (`tfhd` base data offset, else the `moof` start, plus
 /// each `trun` data offset) must lie within `limit`, and the `trun` boxes of the whole file
 /// may claim at most one sample per byte (with no per-sample fields, symphonia's reader
 /// loops over the count: 2^32 - 1 samples is seconds of CPU for 4 bytes).
-fn check_fragments(data: &[u8], limit: u64) -> Result<(), Error> {
+///
+/// Returns where the first-sample flags symphonia would misread are (see the module
+/// documentation), with the bits to clear.
+fn check_fragments(data: &[u8], limit: u64) -> Result<Vec<(usize, u32)>, Error> {
+    let mut misread = Vec::new();
     let mut samples = 0u64;
     let max_samples = u64::try_from(max_packets(data)).unwrap_or(u64::MAX);
     for moof in mp4_boxes(data, 0, data.len())
@@ -199,7 +216,7 @@ fn check_fragments(data: &[u8], limit: u64) -> Result<(), Error> {
                         if samples > max_samples {
                             return Err(too_many_packets(data.len()));
                         }
-                        let offset = head.get(8..12).filter(|_| flags & 0x1 != 0);
+                        let offset = head.get(8..12).filter(|_| flags & TRUN_DATA_OFFSET != 0);
                         if let Some(raw) = offset {
                             let delta = i64::from(be_u32(raw).cast_signed());
                             let at = i128::from(base) + i128::from(delta);
@@ -207,17 +224,39 @@ fn check_fragments(data: &[u8], limit: u64) -> Result<(), Error> {
                                 return Err(offset_past_end(at, limit));
                             }
                         }
+                        misread.extend(misread_first_sample_flags(head, flags, child.payload));
                     }
                     _ => {}
                 }
             }
         }
     }
-    Ok(())
+    Ok(misread)
 }
 
-/// Checks an MP4 file's sample positions and counts (see the module documentation) and
-/// repairs a cut `mdat`; returns the bytes to hand to symphonia.
+/// Where a `trun` box's first-sample flags start (`head` is its payload, which starts at
+/// byte `at` of the file) and the bits of them symphonia would read as "the first sample's
+/// duration / size is recorded" although the run records none, if any are set.
+fn misread_first_sample_flags(head: &[u8], flags: u32, at: usize) -> Option<(usize, u32)> {
+    if flags & TRUN_FIRST_SAMPLE_FLAGS == 0 {
+        return None;
+    }
+    // Version and flags, the sample count, then the data offset if present.
+    let field = if flags & TRUN_DATA_OFFSET != 0 { 12 } else { 8 };
+    let first = be_u32(head.get(field..field + 4)?);
+    let mut bits = 0;
+    if flags & TRUN_DURATIONS == 0 {
+        bits |= first & TRUN_FIRST_SAMPLE_FLAGS;
+    }
+    if flags & TRUN_SIZES == 0 {
+        bits |= first & TRUN_SIZES;
+    }
+    (bits != 0).then_some((at + field, bits))
+}
+
+/// Checks an MP4 file's sample positions and counts (see the module documentation),
+/// repairs a cut `mdat` and clears the first-sample flag bits symphonia misreads; returns
+/// the bytes to hand to symphonia.
 ///
 /// # Errors
 ///
@@ -226,8 +265,19 @@ fn check_fragments(data: &[u8], limit: u64) -> Result<(), Error> {
 pub(crate) fn prepare(data: &[u8]) -> Result<Cow<'_, [u8]>, Error> {
     let limit = declared_len(data);
     check_chunk_offsets(data, limit)?;
-    check_fragments(data, limit)?;
-    Ok(repair_truncated_mdat(data).map_or(Cow::Borrowed(data), Cow::Owned))
+    let misread = check_fragments(data, limit)?;
+    let mut bytes = repair_truncated_mdat(data).map_or(Cow::Borrowed(data), Cow::Owned);
+    if !misread.is_empty() {
+        let owned = bytes.to_mut();
+        for (at, bits) in misread {
+            // The repair only rewrites an `mdat` header, never a `moof`: `at` is in bounds.
+            if let Some(field) = owned.get_mut(at..at + 4) {
+                let cleared = be_u32(field) & !bits;
+                field.copy_from_slice(&cleared.to_be_bytes());
+            }
+        }
+    }
+    Ok(bytes)
 }
 
 /// A copy of an MP4 file cut inside its final `mdat` box, with the box size shortened to
@@ -431,6 +481,45 @@ mod tests {
         let twice = fragment(None, &[(max - 10, None), (max - 10, None)]);
         assert!(refused(&twice).contains("more packets"));
         assert!(refused(&fragment(None, &[(u32::MAX, None)])).contains("more packets"));
+    }
+
+    /// A fragment whose one run (`flags` plus first-sample flags, data offset 60) records
+    /// `per_sample` bytes for each of its 2 samples; where its first-sample flags start.
+    fn run_with_first_sample_flags(flags: u32, first: u32, per_sample: usize) -> (Vec<u8>, usize) {
+        let mut fields = 2u32.to_be_bytes().to_vec();
+        fields.extend_from_slice(&60u32.to_be_bytes());
+        fields.extend_from_slice(&first.to_be_bytes());
+        fields.extend(std::iter::repeat_n(1, 2 * per_sample));
+        let mut traf = full_box(b"tfhd", 0x02_0000, &1u32.to_be_bytes());
+        let trun_at = traf.len();
+        traf.extend(full_box(b"trun", 0x5 | flags, &fields));
+        let mut file = mp4_box(b"ftyp", b"iso5\0\0\0\0");
+        // moof and traf headers, then the trun's header, flags, count and offset.
+        let at = file.len() + 16 + trun_at + 20;
+        file.extend(mp4_box(b"moof", &mp4_box(b"traf", &traf)));
+        file.extend(mp4_box(b"mdat", &[0; 100]));
+        (file, at)
+    }
+
+    #[test]
+    fn first_sample_flag_bits_symphonia_misreads_are_cleared() {
+        let first_flags = |bytes: &[u8], at: usize| be_u32(&bytes[at..at + 4]);
+        // No per-sample durations or sizes: both misread bits go, the others stay.
+        let (file, at) = run_with_first_sample_flags(0, 0x0200_0204, 0);
+        let Ok(Cow::Owned(fixed)) = prepare(&file) else {
+            panic!("expected a repaired copy");
+        };
+        assert_eq!(first_flags(&fixed, at), 0x0200_0000);
+        assert_eq!(fixed.len(), file.len());
+        // Per-sample durations: only the size bit is misread.
+        let (file, at) = run_with_first_sample_flags(TRUN_DURATIONS, 0x204, 4);
+        let fixed = prepare(&file).expect("accepted");
+        assert_eq!(first_flags(&fixed, at), 0x4);
+        // Durations and sizes recorded, or neither bit set: left alone.
+        let (file, _) = run_with_first_sample_flags(TRUN_DURATIONS | TRUN_SIZES, 0x204, 8);
+        assert!(matches!(prepare(&file), Ok(Cow::Borrowed(_))));
+        let (file, _) = run_with_first_sample_flags(0, 0x0201_0000, 0);
+        assert!(matches!(prepare(&file), Ok(Cow::Borrowed(_))));
     }
 
     #[test]
