@@ -10,7 +10,8 @@
 //! - the two transcripts are aligned word by word (same letters, ignoring case and
 //!   punctuation); between two aligned words lies a block where they differ;
 //! - a block whose second-pass words are new terms, common words and words the first
-//!   pass's block already says, and sound like the first-pass words as a whole
+//!   pass's block already says (whole, or glued to a neighbour: "Zeitjahrenlewote" for
+//!   "seit Jahren Levothyroxin"), and sound like the first-pass words as a whole
 //!   (normalised phonetic distance within [`BLOCK_THRESHOLD`]), is taken from the second
 //!   transcript: "get her" -> "GitHub", "added it at mpianca" -> "Aditya and Priyanka",
 //!   "Sneak-flagged" -> "Snyk flagged" (a term Whisper glued to the next word);
@@ -242,6 +243,7 @@ impl Corrector {
                 token.common
                     || (!token.words.is_empty()
                         && token.words.iter().all(|word| said_words.contains(&word)))
+                    || glued_in(token, ours_block)
                     || block_terms
                         .iter()
                         .any(|&index| contains_word(token.core, &self.terms[index].text))
@@ -463,6 +465,18 @@ fn contains_whole_term(text: &str, term: &str) -> bool {
     })
 }
 
+/// True when `token`'s letters begin or end a longer word of `ours`: the first
+/// transcript glued the word to its neighbour ("Zeitjahrenlewote" for "seit Jahren
+/// Levo..."), and the second one, which split them, says it too.
+fn glued_in(token: &Token<'_>, ours: &[Token<'_>]) -> bool {
+    !token.letters.is_empty()
+        && ours.iter().any(|word| {
+            word.letters.len() > token.letters.len()
+                && (word.letters.starts_with(&token.letters)
+                    || word.letters.ends_with(&token.letters))
+        })
+}
+
 /// The phonetic key of consecutive tokens, as one key.
 fn joined_key(tokens: &[Token<'_>]) -> Vec<u8> {
     let mut key: Vec<u8> = tokens.iter().flat_map(|t| t.key.iter().copied()).collect();
@@ -493,6 +507,29 @@ mod tests {
         let corrector = Corrector::new(&terms);
         let all: Vec<usize> = (0..terms.len()).collect();
         corrector.merge_second_pass(first, second, &all)
+    }
+
+    #[test]
+    fn words_the_first_transcript_glued_count_as_said() {
+        // The first pass glued the term to an unusual word ("Zeitjahrenlewote" for "seit
+        // Jahren Levo..."); the second one split them and says that word too.
+        assert_eq!(
+            merge(
+                &["Grafana"],
+                "Open the graffanadashbord now.",
+                "Open the Grafana dashbord now."
+            ),
+            "Open the Grafana dashbord now."
+        );
+        // An unusual word the first pass has nowhere, glued or not, keeps the block out.
+        assert_eq!(
+            merge(
+                &["Grafana"],
+                "Open the graffanadashbord now.",
+                "Open the Grafana blorp now."
+            ),
+            "Open the graffanadashbord now."
+        );
     }
 
     #[test]
