@@ -364,9 +364,10 @@ impl ContextTranscriber {
         Ok(text)
     }
 
-    /// A decode prompted with (and biased towards) the terms: those the plain transcript
-    /// `first` sounds like by spelling rules ([`Corrector::relevant_terms`]), then the
-    /// leading ones, as many as a glossary lists ([`MAX_GLOSSARY_TERMS`]). Not only the
+    /// A decode prompted with the terms: those the plain transcript `first` sounds like
+    /// by spelling rules ([`Corrector::relevant_terms`]), then the leading ones, as many
+    /// as a glossary lists ([`MAX_GLOSSARY_TERMS`]); biased towards them too when the
+    /// glossary holds every term. Not only the
     /// sound-alike ones: a name that is not said as it is spelled ("Qian") or a product
     /// respelled from a word ("Snyk") is rarely relevant by its spelling, while the
     /// decoder, told the terms and hearing the audio, writes it. The terms it writes are
@@ -407,7 +408,12 @@ impl ContextTranscriber {
         } else {
             String::new()
         };
-        let bias = if layers.biasing {
+        // Biased only towards a glossary of every term. A longer list's glossary is chosen
+        // by what the plain transcript sounds like (`relevant_terms`): a bias towards the
+        // terms chosen that way counts that sound a second time, and the merge's sound
+        // check a third ("Tarathin" for "tear a thin" came out "tarr, thin" with 1000
+        // unrelated terms). The prompt still names them.
+        let bias = if layers.biasing && terms.len() <= MAX_GLOSSARY_TERMS {
             self.term_bias(&glossary)
         } else {
             None

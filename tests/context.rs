@@ -88,6 +88,69 @@ fn the_largest_unrelated_context_inserts_nothing() {
     eprintln!("1000 terms and 64 KiB of messages: {:?}", started.elapsed());
 }
 
+/// The 1000 unrelated terms `benches/realctx` gives every real clip (each LibriSpeech
+/// rare-word list of ../shared/eval/real, then benches/ctxset/unrelated_terms.txt, less
+/// the clip's own words) and its messages, on a clip whose plain decode glues "tear a thin"
+/// into one unknown word ("Tarathin"). The term pass lists the terms that word sounds
+/// like; biased towards them, it wrote "tarr, thin", and the merge took the term for the
+/// sound it was chosen for. A list longer than the glossary is not biased: none of the
+/// terms comes out.
+#[test]
+fn a_long_list_inserts_no_term_its_glossary_picked_by_sound() {
+    let real = shared_dir().join("eval/real");
+    let read = |name: &str| {
+        std::fs::read_to_string(real.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let spoken = ["tear", "thin", "sheep", "from", "the", "other", "pat"];
+    let mut pool: Vec<String> = Vec::new();
+    let fbai = read("librispeech_fbai_subset.tsv");
+    let lists = fbai
+        .lines()
+        .skip(1)
+        .filter_map(|row| row.split('\t').nth(6));
+    let unrelated = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/ctxset/unrelated_terms.txt"),
+    )
+    .expect("the unrelated term list");
+    let listed = lists
+        .flat_map(|list| serde_json::from_str::<Vec<String>>(list).expect("a JSON list of terms"));
+    for term in listed.chain(unrelated.lines().map(str::trim).map(str::to_owned)) {
+        if !term.is_empty()
+            && !pool.contains(&term)
+            && !spoken.contains(&term.to_lowercase().as_str())
+        {
+            pool.push(term);
+        }
+    }
+    pool.truncate(1000);
+    assert_eq!(pool.len(), 1000);
+    assert!(
+        pool.iter().any(|t| t == "tarr"),
+        "the term the biased pass wrote"
+    );
+    let messages = vec![
+        Message::system("The user dictates notes about the code they are editing."),
+        Message::user(
+            "Editing billing_worker.py and invoice_export.ts; see docker-compose.yml. \
+             Functions: computeLateFees, syncLedgerBatch. Stack: Kubernetes, Grafana, \
+             PagerDuty, PostgreSQL, Redis.",
+        ),
+    ];
+    let bytes = std::fs::read(real.join("en_sb_spk2_snt3.wav")).expect("the clip");
+    let terms: Vec<&str> = pool.iter().map(String::as_str).collect();
+    let text = base_transcriber()
+        .transcribe_blocking(
+            bytes.into(),
+            messages,
+            Languages::Auto,
+            Dictionary::from_terms(&terms).expect("valid dictionary"),
+        )
+        .expect("transcribe")
+        .text;
+    let inserted: Vec<&&str> = terms.iter().filter(|t| contains_word(&text, t)).collect();
+    assert!(inserted.is_empty(), "{inserted:?} in {text:?}");
+}
+
 /// "The sequel was much better" with SQL in the context: the sound is the same, the
 /// meaning is not. Before the homophone check the prompted passes wrote the term into
 /// these sentences ("The SQL was much better", "JSON sent the report"); sentences that do
