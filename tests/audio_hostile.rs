@@ -169,10 +169,7 @@ fn wav_with_32768_channels_is_refused() {
 #[test]
 fn a_trun_claiming_more_samples_than_bytes_is_refused() {
     let mut bytes = read("ok_m4a_aac_fragmented.m4a");
-    let at = bytes
-        .windows(4)
-        .position(|w| w == b"trun")
-        .expect("a trun box");
+    let at = trun_type_at(&bytes);
     // Flags: keep the data offset, drop the per-sample duration/size/flags/offset fields.
     bytes[at + 6] = 0;
     bytes[at + 8..at + 12].copy_from_slice(&u32::MAX.to_be_bytes());
@@ -184,6 +181,18 @@ fn a_trun_claiming_more_samples_than_bytes_is_refused() {
     assert!((pcm.duration_secs() - CLIP_SECS).abs() < 0.1);
 }
 
+/// The big-endian `u32` at byte `at` of `bytes`.
+fn be32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+/// Where the type of `mp4`'s first `trun` box starts (its size is the 4 bytes before).
+fn trun_type_at(mp4: &[u8]) -> usize {
+    mp4.windows(4)
+        .position(|w| w == b"trun")
+        .expect("a trun box")
+}
+
 /// The boxes an MP4 sample table sits in.
 const SAMPLE_TABLE_PATH: [&[u8; 4]; 5] = [b"moov", b"trak", b"mdia", b"minf", b"stbl"];
 
@@ -191,7 +200,6 @@ const SAMPLE_TABLE_PATH: [&[u8; 4]; 5] = [b"moov", b"trak", b"mdia", b"minf", b"
 /// the same offsets passed through `patch`; the boxes around it grow with it. The `moov`
 /// must come after the `mdat`, so that no sample moves.
 fn stco_to_co64(mp4: &[u8], patch: impl Fn(u64) -> u64) -> Vec<u8> {
-    let be32 = |at: usize| u32::from_be_bytes(mp4[at..at + 4].try_into().expect("4 bytes"));
     let mut parents = Vec::new();
     let mut pos = 0;
     while &mp4[pos + 4..pos + 8] != b"stco" {
@@ -200,25 +208,25 @@ fn stco_to_co64(mp4: &[u8], patch: impl Fn(u64) -> u64) -> Vec<u8> {
             parents.push(pos);
             pos += 8;
         } else {
-            pos += be32(pos) as usize;
+            pos += be32(mp4, pos) as usize;
         }
     }
-    let count = be32(pos + 12) as usize;
+    let count = be32(mp4, pos + 12) as usize;
     let mut table = Vec::new();
     table.extend_from_slice(&u32::try_from(16 + 8 * count).expect("small").to_be_bytes());
     table.extend_from_slice(b"co64\0\0\0\0");
     table.extend_from_slice(&mp4[pos + 12..pos + 16]);
     for i in 0..count {
-        let offset = u64::from(be32(pos + 16 + 4 * i));
+        let offset = u64::from(be32(mp4, pos + 16 + 4 * i));
         table.extend_from_slice(&patch(offset).to_be_bytes());
     }
     let mut out = mp4[..pos].to_vec();
     for &parent in &parents {
-        let grown = be32(parent) + u32::try_from(4 * count).expect("small");
+        let grown = be32(mp4, parent) + u32::try_from(4 * count).expect("small");
         out[parent..parent + 4].copy_from_slice(&grown.to_be_bytes());
     }
     out.extend_from_slice(&table);
-    out.extend_from_slice(&mp4[pos + be32(pos) as usize..]);
+    out.extend_from_slice(&mp4[pos + be32(mp4, pos) as usize..]);
     out
 }
 
@@ -249,10 +257,7 @@ fn mp4_chunk_offsets_outside_the_file_are_refused() {
 #[test]
 fn a_negative_trun_data_offset_is_refused() {
     let mut bytes = read("ok_m4a_aac_fragmented.m4a");
-    let at = bytes
-        .windows(4)
-        .position(|w| w == b"trun")
-        .expect("a trun box");
+    let at = trun_type_at(&bytes);
     assert_eq!(bytes[at + 7] & 1, 1, "the trun has a data offset");
     bytes[at + 12..at + 16].copy_from_slice(&(-0x7FFF_FFFFi32).to_be_bytes());
     let err = decode_with(&bytes, &AudioLimits::default()).expect_err("refused");
@@ -269,15 +274,14 @@ fn a_negative_trun_data_offset_is_refused() {
 #[test]
 fn a_trun_first_sample_degradation_priority_is_not_read_as_a_duration() {
     let original = read("ok_m4a_aac_fragmented.m4a");
-    let at = original
-        .windows(4)
-        .position(|w| w == b"trun")
-        .expect("a trun box")
-        - 4;
-    let be32 = |pos: usize| u32::from_be_bytes(original[pos..pos + 4].try_into().expect("4"));
-    assert_eq!(be32(at + 8), 0x301, "data offset, durations and sizes");
-    let size = be32(at) as usize;
-    let count = be32(at + 12) as usize;
+    let at = trun_type_at(&original) - 4;
+    assert_eq!(
+        be32(&original, at + 8),
+        0x301,
+        "data offset, durations and sizes"
+    );
+    let size = be32(&original, at) as usize;
+    let count = be32(&original, at + 12) as usize;
     assert_eq!(size, 20 + 8 * count);
     let mut run = Vec::new();
     run.extend_from_slice(&u32::try_from(24 + 4 * count).expect("small").to_be_bytes());
