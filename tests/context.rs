@@ -14,7 +14,11 @@ use ctxscribe::{Dictionary, Languages, Message};
 
 fn transcribe_case(id: &str, messages: Vec<Message>, dictionary: &[&str]) -> String {
     let path = shared_dir().join(format!("eval/context/audio/{id}.wav"));
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    transcribe_file(&path, messages, dictionary)
+}
+
+fn transcribe_file(path: &std::path::Path, messages: Vec<Message>, dictionary: &[&str]) -> String {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let transcript = base_transcriber()
         .transcribe_blocking(
             bytes.into(),
@@ -55,14 +59,19 @@ fn dictionary_terms_that_are_not_spoken_are_not_inserted() {
     }
 }
 
+/// benches/ctxset/unrelated_terms.txt: 1000 terms, one per line.
+fn unrelated_terms() -> String {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/ctxset/unrelated_terms.txt"),
+    )
+    .expect("the unrelated term list")
+}
+
 /// The largest context a request may carry (1000 unrelated dictionary terms and 64 KiB
 /// of messages) on a sentence that says none of them: the same words as without it.
 #[test]
 fn the_largest_unrelated_context_inserts_nothing() {
-    let list = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/ctxset/unrelated_terms.txt"),
-    )
-    .expect("the unrelated term list");
+    let list = unrelated_terms();
     let terms: Vec<&str> = list.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(terms.len(), 1000);
     // Four messages of just under 16 KiB each (the limit per message; 64 KiB in all),
@@ -108,10 +117,7 @@ fn a_long_list_inserts_no_term_its_glossary_picked_by_sound() {
         .lines()
         .skip(1)
         .filter_map(|row| row.split('\t').nth(6));
-    let unrelated = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/ctxset/unrelated_terms.txt"),
-    )
-    .expect("the unrelated term list");
+    let unrelated = unrelated_terms();
     let listed = lists
         .flat_map(|list| serde_json::from_str::<Vec<String>>(list).expect("a JSON list of terms"));
     for term in listed.chain(unrelated.lines().map(str::trim).map(str::to_owned)) {
@@ -136,17 +142,8 @@ fn a_long_list_inserts_no_term_its_glossary_picked_by_sound() {
              PagerDuty, PostgreSQL, Redis.",
         ),
     ];
-    let bytes = std::fs::read(real.join("en_sb_spk2_snt3.wav")).expect("the clip");
     let terms: Vec<&str> = pool.iter().map(String::as_str).collect();
-    let text = base_transcriber()
-        .transcribe_blocking(
-            bytes.into(),
-            messages,
-            Languages::Auto,
-            Dictionary::from_terms(&terms).expect("valid dictionary"),
-        )
-        .expect("transcribe")
-        .text;
+    let text = transcribe_file(&real.join("en_sb_spk2_snt3.wav"), messages, &terms);
     let inserted: Vec<&&str> = terms.iter().filter(|t| contains_word(&text, t)).collect();
     assert!(inserted.is_empty(), "{inserted:?} in {text:?}");
 }
