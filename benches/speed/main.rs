@@ -237,6 +237,7 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
     }
 
     print_summary(options, &rows, fw.as_mut())?;
+    print_breakdowns(root, &sets, &out_dir, fw.is_some());
 
     if let Some(five) = sets.iter().find(|s| s.name == "5s") {
         bench_second_decode(options, &five.clips)?;
@@ -294,6 +295,41 @@ fn build_sets(
         sets.push(set);
     }
     Ok(sets)
+}
+
+/// For each half of benches/ctxset, benches/ctxset/breakdown.py beside faster-whisper:
+/// term recall and WER per kind of voice, and the WER of the words outside the terms
+/// (what no term edit can fix).
+fn print_breakdowns(root: &Path, sets: &[Set], out_dir: &Path, fw_ran: bool) {
+    for set in sets.iter().filter(|s| s.name.starts_with("ctx-")) {
+        let Some(cases) = &set.cases else { continue };
+        let hyps = |engine: &str| {
+            let path = out_dir.join(format!("speed-{}-{engine}.jsonl", set.name));
+            format!("{engine}={}", path.display())
+        };
+        let mut command = Command::new("python3");
+        command
+            .arg(root.join("benches/ctxset/breakdown.py"))
+            .arg(cases)
+            .arg(hyps("ctx"));
+        if fw_ran {
+            command.arg(hyps("fw"));
+        }
+        match command.output() {
+            Ok(output) if output.status.success() => {
+                println!(
+                    "\n{} by voice (outside = WER of the words outside the terms):",
+                    set.name
+                );
+                print!("{}", String::from_utf8_lossy(&output.stdout));
+            }
+            Ok(output) => eprintln!(
+                "speed: breakdown.py failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            ),
+            Err(e) => eprintln!("speed: cannot run breakdown.py: {e}"),
+        }
+    }
 }
 
 /// The summary table of every set's row, and both engines' peak memory.

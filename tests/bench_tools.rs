@@ -1,0 +1,99 @@
+//! The benches' own scoring tools, on hand-counted inputs: benches/ctxset/breakdown.py
+//! (term recall, WER and the WER outside the terms, per kind of voice).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use ctxscribe_test_support::{repo_root, shared_dir};
+
+/// A fresh directory under target/ for this test's files.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = repo_root().join("target/test-scratch").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the scratch directory");
+    dir
+}
+
+/// The numbers of breakdown.py's row for `voices`.
+fn row(output: &str, voices: &str) -> Vec<String> {
+    output
+        .lines()
+        .find(|line| line.split_whitespace().next() == Some(voices))
+        .unwrap_or_else(|| panic!("no row for {voices} in:\n{output}"))
+        .split_whitespace()
+        .skip(1)
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_breakdown_counts_errors_outside_the_terms_per_kind_of_voice() {
+    let dir = scratch_dir("breakdown");
+    let cases = dir.join("cases.jsonl");
+    std::fs::write(
+        &cases,
+        concat!(
+            r#"{"id": "a", "voice": "kokoro:af_heart", "reference": "Run kubectl get pods now.", "terms": ["kubectl"]}"#,
+            "\n",
+            r#"{"id": "b", "voice": "espeak:en-us", "reference": "Ask Siobhan about the plan.", "terms": ["Siobhan"]}"#,
+            "\n",
+        ),
+    )
+    .expect("write cases");
+    // a: "kubectl" -> "cube control" (a substitution and an insertion beside the term:
+    // both touch it). b: the term right, "the" -> "a" (one error outside the terms).
+    let first = dir.join("first.jsonl");
+    std::fs::write(
+        &first,
+        concat!(
+            r#"{"id": "a", "text": "Run cube control get pods now.", "secs": 0.5}"#,
+            "\n",
+            r#"{"id": "b", "text": "Ask Siobhan about a plan.", "secs": 1.5}"#,
+            "\n",
+        ),
+    )
+    .expect("write hypotheses");
+    let second = dir.join("second.jsonl");
+    std::fs::write(
+        &second,
+        r#"{"id": "a", "text": "Run kubectl get pods now."}"#.to_owned() + "\n",
+    )
+    .expect("write hypotheses");
+    let output = Command::new("python3")
+        .arg(repo_root().join("benches/ctxset/breakdown.py"))
+        .arg(&cases)
+        .arg(format!("one={}", first.display()))
+        .arg(format!("two={}", second.display()))
+        .env("CTXSCRIBE_SHARED", shared_dir())
+        .output()
+        .expect("run python3");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "breakdown.py failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // cases terms | recall wer outside p50 p90 | recall wer outside p50 p90 | union.
+    // "two" has no text for b: five deletions, one of them the term's word.
+    assert_eq!(
+        row(&text, "kokoro"),
+        [
+            "1", "1", "0.000", "0.400", "0.000", "0.50", "0.50", "1.000", "0.000", "0.000", "-",
+            "-", "1.000"
+        ]
+    );
+    assert_eq!(
+        row(&text, "espeak"),
+        [
+            "1", "1", "1.000", "0.200", "0.200", "1.50", "1.50", "0.000", "1.000", "0.800", "-",
+            "-", "1.000"
+        ]
+    );
+    assert_eq!(
+        row(&text, "all"),
+        [
+            "2", "2", "0.500", "0.300", "0.100", "0.50", "1.50", "0.500", "0.500", "0.400", "-",
+            "-", "1.000"
+        ]
+    );
+}
