@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use ctxscribe::context::ContextLayers;
 use ctxscribe::{ContextTranscriber, ContextTranscriberBuilder, Decoding, Dictionary, Languages};
-use ctxscribe_test_support::{ContextCase, read_context_cases};
+use ctxscribe_test_support::{ContextCase, ctxset_breakdown, read_context_cases};
 
 struct Options {
     mode: String,
@@ -326,27 +326,6 @@ impl ContextSet {
     }
 }
 
-/// benches/ctxset/breakdown.py: term recall and WER per kind of voice, and the WER of
-/// the words outside the terms (what no term edit can fix).
-fn print_breakdown(root: &Path, cases_path: &Path, hyps_path: &Path) {
-    let output = Command::new("python3")
-        .arg(root.join("benches/ctxset/breakdown.py"))
-        .arg(cases_path)
-        .arg(format!("ctxscribe={}", hyps_path.display()))
-        .output();
-    match output {
-        Ok(output) if output.status.success() => {
-            println!("by voice (outside = WER of the words outside the terms):");
-            print!("{}", String::from_utf8_lossy(&output.stdout));
-        }
-        Ok(output) => eprintln!(
-            "eval: breakdown.py failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ),
-        Err(e) => eprintln!("eval: cannot run breakdown.py: {e}"),
-    }
-}
-
 /// Runs the context dev set through `transcriber`; returns score.py's summary line.
 fn bench_context(
     transcriber: &ContextTranscriber,
@@ -389,7 +368,14 @@ fn bench_context(
             println!("{line}");
         }
         println!("written: {}", hyps_path.display());
-        print_breakdown(&paths.root, &cases_path, &hyps_path);
+        // Term recall and WER per kind of voice, and the WER of the words outside the
+        // terms (what no term edit can fix).
+        match ctxset_breakdown(&cases_path, &[("ctxscribe", &hyps_path)]) {
+            Ok(table) => {
+                print!("by voice (outside = WER of the words outside the terms):\n{table}")
+            }
+            Err(e) => eprintln!("eval: {e}"),
+        }
     }
     let summary = output
         .lines()

@@ -2,9 +2,8 @@
 //! (term recall, WER and the WER outside the terms, per kind of voice).
 
 use std::path::PathBuf;
-use std::process::Command;
 
-use ctxscribe_test_support::{repo_root, shared_dir};
+use ctxscribe_test_support::{ctxset_breakdown, repo_root};
 
 /// A fresh directory under target/ for this test's files.
 fn scratch_dir(name: &str) -> PathBuf {
@@ -59,20 +58,8 @@ fn the_breakdown_counts_errors_outside_the_terms_per_kind_of_voice() {
         r#"{"id": "a", "text": "Run kubectl get pods now."}"#.to_owned() + "\n",
     )
     .expect("write hypotheses");
-    let output = Command::new("python3")
-        .arg(repo_root().join("benches/ctxset/breakdown.py"))
-        .arg(&cases)
-        .arg(format!("one={}", first.display()))
-        .arg(format!("two={}", second.display()))
-        .env("CTXSCRIBE_SHARED", shared_dir())
-        .output()
-        .expect("run python3");
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "breakdown.py failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let text = ctxset_breakdown(&cases, &[("one", &first), ("two", &second)])
+        .unwrap_or_else(|e| panic!("{e}"));
     // cases terms | recall wer outside p50 p90 | recall wer outside p50 p90 | union.
     // "two" has no text for b: five deletions, one of them the term's word.
     assert_eq!(

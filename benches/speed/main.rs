@@ -32,6 +32,7 @@ use std::time::Instant;
 
 use ctxscribe::engine::{EngineConfig, EngineRequest, WhisperEngine, WindowPasses};
 use ctxscribe::{Audio, ContextTranscriber, Decoding, Dictionary, Languages, Message};
+use ctxscribe_test_support::ctxset_breakdown;
 
 mod fw;
 mod sets;
@@ -237,7 +238,7 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
     }
 
     print_summary(options, &rows, fw.as_mut())?;
-    print_breakdowns(root, &sets, &out_dir, fw.is_some());
+    print_breakdowns(&sets, &out_dir, fw.is_some());
 
     if let Some(five) = sets.iter().find(|s| s.name == "5s") {
         bench_second_decode(options, &five.clips)?;
@@ -297,37 +298,24 @@ fn build_sets(
     Ok(sets)
 }
 
-/// For each half of benches/ctxset, benches/ctxset/breakdown.py beside faster-whisper:
-/// term recall and WER per kind of voice, and the WER of the words outside the terms
-/// (what no term edit can fix).
-fn print_breakdowns(root: &Path, sets: &[Set], out_dir: &Path, fw_ran: bool) {
+/// For each half of benches/ctxset, [`ctxset_breakdown`] beside faster-whisper: term
+/// recall and WER per kind of voice, and the WER of the words outside the terms (what no
+/// term edit can fix).
+fn print_breakdowns(sets: &[Set], out_dir: &Path, fw_ran: bool) {
     for set in sets.iter().filter(|s| s.name.starts_with("ctx-")) {
         let Some(cases) = &set.cases else { continue };
-        let hyps = |engine: &str| {
-            let path = out_dir.join(format!("speed-{}-{engine}.jsonl", set.name));
-            format!("{engine}={}", path.display())
-        };
-        let mut command = Command::new("python3");
-        command
-            .arg(root.join("benches/ctxset/breakdown.py"))
-            .arg(cases)
-            .arg(hyps("ctx"));
+        let hyps = |engine: &str| out_dir.join(format!("speed-{}-{engine}.jsonl", set.name));
+        let (ctx, fw) = (hyps("ctx"), hyps("fw"));
+        let mut runs = vec![("ctx", ctx.as_path())];
         if fw_ran {
-            command.arg(hyps("fw"));
+            runs.push(("fw", fw.as_path()));
         }
-        match command.output() {
-            Ok(output) if output.status.success() => {
-                println!(
-                    "\n{} by voice (outside = WER of the words outside the terms):",
-                    set.name
-                );
-                print!("{}", String::from_utf8_lossy(&output.stdout));
-            }
-            Ok(output) => eprintln!(
-                "speed: breakdown.py failed: {}",
-                String::from_utf8_lossy(&output.stderr)
+        match ctxset_breakdown(cases, &runs) {
+            Ok(table) => print!(
+                "\n{} by voice (outside = WER of the words outside the terms):\n{table}",
+                set.name
             ),
-            Err(e) => eprintln!("speed: cannot run breakdown.py: {e}"),
+            Err(e) => eprintln!("speed: {e}"),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! What ctxscribe's integration tests (`tests/common`) and benches (`benches/eval.rs`,
 //! `benches/speed/`) share: the repository's paths, ../shared, the models of
 //! `make setup`, the real clips of ../shared/eval/real with their manifest, and the
-//! cases of the context sets ([`read_context_cases`]).
+//! cases of the context sets ([`read_context_cases`]) and their breakdown by kind of
+//! voice ([`ctxset_breakdown`]).
 //!
 //! Errors are returned as text for the benches to print; the tests' wrappers panic.
 
@@ -39,6 +40,32 @@ pub fn models_dir() -> PathBuf {
 #[must_use]
 pub fn real_manifest_path() -> PathBuf {
     shared_dir().join("eval/real/manifest.tsv")
+}
+
+/// benches/ctxset/breakdown.py's table for the cases at `cases` and each `(label,
+/// hypotheses file)` of `runs`: term recall, WER, the WER of the words outside the terms
+/// and p50/p90 latency per kind of voice, side by side.
+///
+/// # Errors
+/// python3 cannot run, or the script fails (its error output).
+pub fn ctxset_breakdown(cases: &Path, runs: &[(&str, &Path)]) -> Result<String, String> {
+    let output = Command::new("python3")
+        .arg(repo_root().join("benches/ctxset/breakdown.py"))
+        .arg(cases)
+        .args(
+            runs.iter()
+                .map(|(label, hyps)| format!("{label}={}", hyps.display())),
+        )
+        .env("CTXSCRIBE_SHARED", shared_dir())
+        .output()
+        .map_err(|e| format!("cannot run breakdown.py: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "breakdown.py failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// Runs the generator `script` (a path in the repository; idempotent) into `dir` (a path
