@@ -304,8 +304,10 @@ fn build_sets(
 fn print_breakdowns(sets: &[Set], out_dir: &Path, fw_ran: bool) {
     for set in sets.iter().filter(|s| s.name.starts_with("ctx-")) {
         let Some(cases) = &set.cases else { continue };
-        let hyps = |engine: &str| out_dir.join(format!("speed-{}-{engine}.jsonl", set.name));
-        let (ctx, fw) = (hyps("ctx"), hyps("fw"));
+        let (ctx, fw) = (
+            hyps_path(out_dir, set, "ctx"),
+            hyps_path(out_dir, set, "fw"),
+        );
         let mut runs = vec![("ctx", ctx.as_path())];
         if fw_ran {
             runs.push(("fw", fw.as_path()));
@@ -631,6 +633,11 @@ fn bench_concurrency(transcriber: &ContextTranscriber, clips: &[Clip]) {
     println!("peak RSS: ctxscribe bench process {:.0} MB", peak_rss_mb());
 }
 
+/// Where `engine`'s texts of `set` are written (target/bench/speed-SET-ENGINE.jsonl).
+fn hyps_path(out_dir: &Path, set: &Set, engine: &str) -> PathBuf {
+    out_dir.join(format!("speed-{}-{engine}.jsonl", set.name))
+}
+
 /// One line per clip: its id, text and latency in seconds (`secs`, first run).
 fn write_hyps(path: &Path, set: &Set, texts: &[(String, f64)]) -> Result<(), String> {
     let lines: String = set
@@ -663,7 +670,7 @@ fn score_real(
         ));
     }
     std::fs::write(&manifest, tsv).map_err(|e| e.to_string())?;
-    let hyps = out_dir.join(format!("speed-{}-{engine}.jsonl", set.name));
+    let hyps = hyps_path(out_dir, set, engine);
     write_hyps(&hyps, set, texts)?;
     let summary = score(&["real".as_ref(), manifest.as_os_str(), hyps.as_os_str()])?;
     if set.name == "real" {
@@ -683,7 +690,7 @@ fn score_context(
     set: &Set,
     texts: &[(String, f64)],
 ) -> Result<String, String> {
-    let hyps = out_dir.join(format!("speed-{}-{engine}.jsonl", set.name));
+    let hyps = hyps_path(out_dir, set, engine);
     write_hyps(&hyps, set, texts)?;
     let cases = set
         .cases
