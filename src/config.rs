@@ -31,16 +31,15 @@ pub const MAX_THREADS: usize = 512;
 /// [`check_beam_size`].
 pub const MAX_BEAM_SIZE: u8 = 8;
 
-/// File name of the default model (multilingual base, f16) written by `make setup`.
+/// File name of the default model (multilingual base, f16), installed by
+/// `ctxscribe models fetch`.
 pub const DEFAULT_MODEL_FILE: &str = "ggml-base.bin";
-/// File name of the Silero VAD model copied by `make setup`.
+/// File name of the Silero VAD model (`make setup` copies it beside the models).
 pub const DEFAULT_VAD_FILE: &str = "silero-v6.2.0-ggml.bin";
 /// The command that installs the default model.
 pub const SETUP_COMMAND: &str = "ctxscribe models fetch";
 /// The command that installs the default model in a source checkout.
 pub const CHECKOUT_SETUP_COMMAND: &str = "make setup";
-/// How to install the default model, as every "model missing" message says it.
-pub const INSTALL_HINT: &str = "run `ctxscribe models fetch` (in a source checkout: `make setup`)";
 
 /// Environment variable naming the model file.
 pub const ENV_MODEL: &str = "CTXSCRIBE_MODEL";
@@ -195,12 +194,31 @@ pub fn resolve_model_path(explicit: Option<PathBuf>) -> Result<PathBuf> {
     }
     default_model_path().ok_or_else(|| Error::ModelUnavailable {
         message: format!(
-            "no model installed: {INSTALL_HINT} to install the default model, or set \
-             {ENV_MODEL} to a whisper.cpp ggml/gguf file (searched: {})",
+            "no model installed: {}, or set {ENV_MODEL} to a whisper.cpp ggml/gguf file \
+             (searched: {})",
+            install_hint(),
             searched()
         ),
         source: None,
     })
+}
+
+/// What to run to install the default model, naming where it goes: the same words in
+/// every "model missing" message.
+#[must_use]
+pub fn install_hint() -> String {
+    match fetch_model_dir() {
+        Some(dir) => format!(
+            "run `{SETUP_COMMAND}` to install the default model into {} (the Python package \
+             and `cargo install` both install the `ctxscribe` command; in a source checkout \
+             `{CHECKOUT_SETUP_COMMAND}` runs it)",
+            dir.display()
+        ),
+        None => format!(
+            "set HOME (or {ENV_MODEL_DIR}) and run `{SETUP_COMMAND}` to install the default \
+             model"
+        ),
+    }
 }
 
 /// The file of the pinned model called `name` (see [`crate::model::fetch`]) when `name`
@@ -213,15 +231,37 @@ fn installed_by_name(name: &Path) -> Option<PathBuf> {
     find_in_search_dirs(pinned.file)
 }
 
+/// The searched directories, each with what was found there ("does not exist",
+/// "empty", "cannot be read: ...", or the files it holds).
 fn searched() -> String {
     let dirs: Vec<String> = model_search_dirs()
         .iter()
-        .map(|d| d.display().to_string())
+        .map(|dir| format!("{} ({})", dir.display(), dir_state(dir)))
         .collect();
     if dirs.is_empty() {
         format!("nothing: set {ENV_MODEL_DIR} or HOME")
     } else {
         dirs.join(", ")
+    }
+}
+
+fn dir_state(dir: &Path) -> String {
+    match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "does not exist".to_owned(),
+        Err(e) => format!("cannot be read: {e}"),
+        Ok(entries) => {
+            let mut names: Vec<String> = entries
+                .filter_map(|entry| entry.ok())
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .filter(|name| !name.starts_with('.'))
+                .collect();
+            names.sort();
+            match names.len() {
+                0 => "empty".to_owned(),
+                1..=6 => format!("holds {}", names.join(", ")),
+                n => format!("holds {n} files"),
+            }
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The `ctxscribe` command line (feature `cli`): `transcribe`, `models fetch|list`,
+//! The `ctxscribe` command line (feature `cli`): `transcribe`, `models fetch|list|dir`,
 //! `convert`. One implementation, run by the `ctxscribe` binary (`ctxscribe-convert` runs
 //! `convert` alone, [`convert_main`]) and by the Python package's console script
 //! (`ctxscribe/_cli.py`, through `ctxscribe._native._cli_main`).
@@ -96,6 +96,8 @@ enum ModelsCommand {
     },
     /// Show the installed models and the ones `fetch` can install.
     List,
+    /// Print the directory `fetch` installs into and the library searches by default.
+    Dir,
 }
 
 #[derive(Debug, Args)]
@@ -142,6 +144,7 @@ where
             keep_ct2,
         }) => models::fetch(&model, dir, python, keep_ct2).map(|()| EXIT_OK),
         Command::Models(ModelsCommand::List) => models::list().map(|()| EXIT_OK),
+        Command::Models(ModelsCommand::Dir) => models::dir().map(|()| EXIT_OK),
         Command::Convert(args) => models::convert(&args).map(|()| EXIT_OK),
     };
     result.unwrap_or_else(|error| report(None, &error))

@@ -1,4 +1,4 @@
-//! `ctxscribe models fetch|list` and `ctxscribe convert`.
+//! `ctxscribe models fetch|list|dir` and `ctxscribe convert`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -21,12 +21,7 @@ pub(crate) fn fetch(
         .iter()
         .map(|name| pinned_model(name))
         .collect::<Result<Vec<_>>>()?;
-    let dir = dir.or_else(config::fetch_model_dir).ok_or_else(|| {
-        Error::invalid(
-            "dir",
-            "no model directory: set CTXSCRIBE_MODEL_DIR or HOME, or pass --dir",
-        )
-    })?;
+    let dir = dir.map_or_else(fetch_dir, Ok)?;
     for model in models {
         let started = Instant::now();
         let report = fetch_model(model, &dir, python, keep_ct2, &mut |step| {
@@ -43,6 +38,21 @@ pub(crate) fn fetch(
         }
     }
     Ok(())
+}
+
+/// `models dir`: the directory `fetch` installs into (absolute).
+pub(crate) fn dir() -> Result<()> {
+    println!("{}", display_dir(&fetch_dir()?));
+    Ok(())
+}
+
+fn fetch_dir() -> Result<PathBuf> {
+    config::fetch_model_dir().ok_or_else(|| {
+        Error::invalid(
+            "dir",
+            "no model directory: set CTXSCRIBE_MODEL_DIR or HOME, or pass --dir",
+        )
+    })
 }
 
 /// `models list`: the models in every directory searched, then the fetchable ones.

@@ -19,7 +19,7 @@ use super::pool::Pool;
 use super::tokens::Vocabulary;
 use super::{Weights, weights};
 use crate::audio::TARGET_SAMPLE_RATE;
-use crate::config::{CHECKOUT_SETUP_COMMAND, INSTALL_HINT};
+use crate::config::{CHECKOUT_SETUP_COMMAND, install_hint};
 use crate::error::{Error, Result};
 
 /// The loaded model: weights, vocabulary and the VAD, shared by every call and thread.
@@ -51,18 +51,21 @@ impl Model {
         if !model_path.is_file() {
             return Err(Error::ModelUnavailable {
                 message: format!(
-                    "model file {} not found; {INSTALL_HINT} to install the default model, \
-                     or point CTXSCRIBE_MODEL at a whisper.cpp ggml/gguf file",
-                    model_path.display()
+                    "model file {} not found; {}, or point CTXSCRIBE_MODEL at a whisper.cpp \
+                     ggml/gguf file",
+                    model_path.display(),
+                    install_hint()
                 ),
                 source: None,
             });
         }
+        crate::model::fetch::check_model_file(model_path)?;
         let (context, bf16) =
             load_context(model_path, weights).map_err(|e| Error::ModelUnavailable {
                 message: format!(
-                    "{} is not a loadable whisper.cpp model ({e})",
-                    model_path.display()
+                    "{} is not a loadable whisper.cpp model ({e}){}",
+                    model_path.display(),
+                    replace_hint(model_path)
                 ),
                 source: Some(Box::new(e)),
             })?;
@@ -177,6 +180,23 @@ impl Model {
             source: Some(Box::new(e)),
         })
     }
+}
+
+/// For a file named like a model `ctxscribe models fetch` installs: how to replace it.
+fn replace_hint(path: &Path) -> String {
+    path.file_name()
+        .and_then(|name| {
+            crate::model::fetch::PINNED_MODELS
+                .iter()
+                .find(|m| name == m.file)
+        })
+        .map_or_else(String::new, |m| {
+            format!(
+                "; run `{} --model {}` to replace it",
+                crate::config::SETUP_COMMAND,
+                m.name
+            )
+        })
 }
 
 fn checked_vad_path(path: &Path) -> Result<String> {

@@ -49,6 +49,10 @@ pub struct PinnedModel {
     pub wheels: &'static [PinnedWheel],
     /// SHA-256 of the reassembled CTranslate2 `model.bin`.
     pub model_sha256: &'static str,
+    /// SHA-256 of the converted file (the converter is deterministic).
+    pub file_sha256: &'static str,
+    /// Size of the converted file in bytes.
+    pub file_bytes: u64,
     /// What it is, for `models list`.
     pub description: &'static str,
 }
@@ -98,6 +102,8 @@ pub const PINNED_MODELS: &[PinnedModel] = &[
         weight_type: WeightType::F16,
         wheels: BASE_WHEELS,
         model_sha256: BASE_MODEL_SHA256,
+        file_sha256: "3551203850c3202bb3b0e0fae98de942f1162cb813b83960f9702cd7621477ff",
+        file_bytes: 147_951_465,
         description: "multilingual base, f16 (the default)",
     },
     PinnedModel {
@@ -107,6 +113,8 @@ pub const PINNED_MODELS: &[PinnedModel] = &[
         weight_type: WeightType::Q8_0,
         wheels: BASE_WHEELS,
         model_sha256: BASE_MODEL_SHA256,
+        file_sha256: "ec154a9d64ef691e5035f8502ea31ea3594a6fa00f9fd8f240fe213bf7d25e01",
+        file_bytes: 81_768_585,
         description: "multilingual base, 8-bit quantized",
     },
     PinnedModel {
@@ -132,6 +140,8 @@ pub const PINNED_MODELS: &[PinnedModel] = &[
             ],
         }],
         model_sha256: "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a",
+        file_sha256: "ed0eed2823c9c0c5b5e6f1c240a4f76591013648677e146655bb80a0834a3366",
+        file_bytes: 77_704_698,
         description: "English-only tiny, f16 (quick tests)",
     },
 ];
@@ -151,6 +161,38 @@ pub fn pinned_model(name: &str) -> Result<&'static PinnedModel> {
                 format!("unknown model {name:?}; known: {}", known.join(", ")),
             )
         })
+}
+
+/// Refuses a model file that is shorter than the pinned model of its name (a fetch or a
+/// copy cut short): loading it would fail in whisper.cpp with a less helpful message, or
+/// not at all. Files of other names, and any file at least as long, are left to the
+/// loader.
+///
+/// # Errors
+/// [`Error::ModelUnavailable`] naming the file, its size and the command that replaces it.
+pub fn check_model_file(path: &Path) -> Result<()> {
+    let Some(model) = path
+        .file_name()
+        .and_then(|name| PINNED_MODELS.iter().find(|m| name == m.file))
+    else {
+        return Ok(());
+    };
+    let bytes = fs::metadata(path)
+        .map_err(|e| unavailable(format!("cannot read {}", path.display()), e))?
+        .len();
+    if bytes < model.file_bytes {
+        return Err(Error::ModelUnavailable {
+            message: format!(
+                "{} is incomplete ({bytes} of {} bytes): run `{} --model {}` to replace it",
+                path.display(),
+                model.file_bytes,
+                config::SETUP_COMMAND,
+                model.name
+            ),
+            source: None,
+        });
+    }
+    Ok(())
 }
 
 /// What a fetch did.
@@ -183,6 +225,14 @@ pub fn fetch_model(
     let path = dir.join(model.file);
     let kept = dir.join("ct2").join(model.ct2_name);
     let need_ct2 = keep_ct2 && !kept.join("model.bin").is_file();
+    if path.is_file() && check_sha256(&path, model.file_sha256).is_err() {
+        progress(&format!(
+            "replacing {}: it is not the pinned file (cut short or damaged)",
+            path.display()
+        ));
+        fs::remove_file(&path)
+            .map_err(|e| unavailable(format!("cannot replace {}", path.display()), e))?;
+    }
     if path.is_file() && !need_ct2 {
         return Ok(FetchReport {
             path,
@@ -212,6 +262,10 @@ pub fn fetch_model(
                 e,
             )
         })?;
+        if let Err(e) = check_sha256(&path, model.file_sha256) {
+            let _ = fs::remove_file(&path);
+            return Err(e);
+        }
     }
     if keep_ct2 && ct2 != kept {
         keep_ct2_dir(&ct2, &kept)?;
