@@ -729,6 +729,43 @@ double ctxscribe_transcript_segment_end(const ctxscribe_transcript *transcript, 
 // `transcript` is NULL or a live transcript.
 const char *ctxscribe_transcript_segment_text(const ctxscribe_transcript *transcript, size_t index);
 
+// Returns the number of warnings of a successful transcription: things the caller
+// should know although it succeeded, e.g. `audio_truncated` (the file was cut short;
+// the audio before the cut is transcribed). 0 for most transcripts.
+//
+// NULL rules: returns 0 if `transcript` is NULL.
+// Thread safety: any thread. Does not block.
+//
+// # Safety
+//
+// `transcript` is NULL or a live transcript.
+size_t ctxscribe_transcript_warning_count(const ctxscribe_transcript *transcript);
+
+// Returns the code of warning `index` (`"audio_truncated"`): stable, ASCII.
+//
+// NULL rules: returns NULL if `transcript` is NULL or `index` is not below
+// `ctxscribe_transcript_warning_count()`.
+// Ownership: borrowed from `transcript`, valid until `ctxscribe_transcript_free()`.
+// Thread safety: any thread. Does not block.
+//
+// # Safety
+//
+// `transcript` is NULL or a live transcript.
+const char *ctxscribe_transcript_warning_code(const ctxscribe_transcript *transcript, size_t index);
+
+// Returns the message of warning `index`: a UTF-8 sentence saying where and how much.
+//
+// NULL rules: returns NULL if `transcript` is NULL or `index` is not below
+// `ctxscribe_transcript_warning_count()`.
+// Ownership: borrowed from `transcript`, valid until `ctxscribe_transcript_free()`.
+// Thread safety: any thread. Does not block.
+//
+// # Safety
+//
+// `transcript` is NULL or a live transcript.
+const char *ctxscribe_transcript_warning_message(const ctxscribe_transcript *transcript,
+                                                 size_t index);
+
 // Frees a transcript and the strings borrowed from it.
 //
 // NULL rules: `ctxscribe_transcript_free(NULL)` does nothing.

@@ -47,4 +47,4 @@ pub use request::{
 };
 pub use streaming::CancelFlag;
 pub use transcriber::{ContextTranscriber, ContextTranscriberBuilder};
-pub use transcript::{Segment, StageTimings, Transcript};
+pub use transcript::{Segment, StageTimings, Transcript, Warning, WarningCode};

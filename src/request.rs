@@ -98,6 +98,20 @@ impl CheckedAudio {
         }
     }
 
+    /// What the transcript will warn about this audio: an encoded file cut short
+    /// ([`crate::WarningCode::AudioTruncated`]).
+    #[must_use]
+    pub fn warnings(&self) -> Vec<crate::Warning> {
+        match &self.0 {
+            Checked::Encoded(probed) => probed
+                .truncation()
+                .map(|message| crate::Warning::new(crate::WarningCode::AudioTruncated, message))
+                .into_iter()
+                .collect(),
+            Checked::Pcm { .. } => Vec::new(),
+        }
+    }
+
     /// 16 kHz mono samples in [-1, 1].
     pub(crate) fn decode(self, limits: &AudioLimits) -> Result<Vec<f32>> {
         match self.0 {

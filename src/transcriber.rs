@@ -67,9 +67,9 @@ pub struct ContextTranscriber {
 
 #[derive(Debug)]
 struct Inner {
-    /// The embedded engine or a remote endpoint (issue 8).
+    /// The embedded engine or a remote endpoint.
     engine: Box<dyn SpeechProvider>,
-    /// The optional LLM correction step (issue 8).
+    /// The optional LLM correction step.
     llm: Option<LlmCorrector>,
     limits: AudioLimits,
     timeout: Option<Duration>,
@@ -177,13 +177,14 @@ impl ContextTranscriber {
         } = request;
         let started = Instant::now();
         let deadline = self.inner.timeout.map(|t| started + t);
+        let warnings = audio.warnings();
         let samples = audio.decode(&self.inner.limits)?;
         let decoded = Instant::now();
         let terms = ContextTerms::from_context(&messages, &dictionary);
         let (output, edits) =
             self.recognise(&samples, &languages, &messages, &terms, deadline, on_text)?;
         let mut text = output.text;
-        // Issue 8: the optional LLM correction, after the phonetic one; only the edits
+        // The optional LLM correction, after the phonetic one; only the edits
         // `correction::llm::review` can justify are kept.
         if let Some(llm) = &self.inner.llm
             && self.inner.layers.correction
@@ -206,6 +207,7 @@ impl ContextTranscriber {
                 total: finished - started,
             },
             edits,
+            warnings,
         })
     }
 

@@ -22,6 +22,58 @@ pub struct Transcript {
     /// Every candidate edit the context judge weighed, with its scores and whether it is
     /// in the text (empty without context).
     pub edits: Vec<crate::correction::judge::Verdict>,
+    /// What the caller should know about the result although it succeeded, e.g. that the
+    /// file was cut short and only the audio before the cut is transcribed.
+    pub warnings: Vec<Warning>,
+}
+
+/// Something a successful transcription tells its caller: the text is what could be
+/// transcribed, but not all that was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Warning {
+    /// What happened.
+    pub code: WarningCode,
+    /// A sentence saying where and how much.
+    pub message: String,
+}
+
+impl Warning {
+    /// A warning of kind `code`.
+    #[must_use]
+    pub fn new(code: WarningCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// The kinds of [`Warning`]; each has a stable string ([`WarningCode::as_str`]) that every
+/// face (CLI JSON, HTTP header, Python, C) reports as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WarningCode {
+    /// `audio_truncated`: the file ends inside its container (a WAV data chunk, an MP3
+    /// frame, an Ogg page, a WebM cluster, an MP4 box); the audio before the cut is
+    /// transcribed.
+    AudioTruncated,
+}
+
+impl WarningCode {
+    /// The stable code string (`"audio_truncated"`).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::AudioTruncated => "audio_truncated",
+        }
+    }
+}
+
+impl std::fmt::Display for WarningCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Wall-clock time per pipeline stage of one transcription.

@@ -20,6 +20,14 @@ pub struct ctxscribe_transcript {
     audio_secs: f64,
     processing_secs: f64,
     segments: Vec<Segment>,
+    warnings: Vec<Warning>,
+}
+
+/// One warning, its code and message as C strings.
+#[derive(Debug)]
+struct Warning {
+    code: CString,
+    message: CString,
 }
 
 /// One timed segment, its text as a C string.
@@ -44,6 +52,14 @@ impl ctxscribe_transcript {
                     start: s.start,
                     end: s.end,
                     text: c_string(&s.text),
+                })
+                .collect(),
+            warnings: transcript
+                .warnings
+                .iter()
+                .map(|w| Warning {
+                    code: c_string(w.code.as_str()),
+                    message: c_string(&w.message),
                 })
                 .collect(),
         }
@@ -212,6 +228,73 @@ pub unsafe extern "C" fn ctxscribe_transcript_segment_text(
 
 fn segment(transcript: Option<&ctxscribe_transcript>, index: usize) -> Option<&Segment> {
     transcript.and_then(|t| t.segments.get(index))
+}
+
+/// Returns the number of warnings of a successful transcription: things the caller
+/// should know although it succeeded, e.g. `audio_truncated` (the file was cut short;
+/// the audio before the cut is transcribed). 0 for most transcripts.
+///
+/// NULL rules: returns 0 if `transcript` is NULL.
+/// Thread safety: any thread. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a live transcript.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_warning_count(
+    transcript: *const ctxscribe_transcript,
+) -> usize {
+    // SAFETY: `transcript` is NULL or live (contract).
+    let transcript = unsafe { transcript.as_ref() };
+    guard_or(0, || transcript.map_or(0, |t| t.warnings.len()))
+}
+
+/// Returns the code of warning `index` (`"audio_truncated"`): stable, ASCII.
+///
+/// NULL rules: returns NULL if `transcript` is NULL or `index` is not below
+/// `ctxscribe_transcript_warning_count()`.
+/// Ownership: borrowed from `transcript`, valid until `ctxscribe_transcript_free()`.
+/// Thread safety: any thread. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a live transcript.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_warning_code(
+    transcript: *const ctxscribe_transcript,
+    index: usize,
+) -> *const c_char {
+    // SAFETY: `transcript` is NULL or live (contract).
+    let transcript = unsafe { transcript.as_ref() };
+    guard_or(std::ptr::null(), || {
+        warning(transcript, index).map_or(std::ptr::null(), |w| w.code.as_ptr())
+    })
+}
+
+/// Returns the message of warning `index`: a UTF-8 sentence saying where and how much.
+///
+/// NULL rules: returns NULL if `transcript` is NULL or `index` is not below
+/// `ctxscribe_transcript_warning_count()`.
+/// Ownership: borrowed from `transcript`, valid until `ctxscribe_transcript_free()`.
+/// Thread safety: any thread. Does not block.
+///
+/// # Safety
+///
+/// `transcript` is NULL or a live transcript.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcript_warning_message(
+    transcript: *const ctxscribe_transcript,
+    index: usize,
+) -> *const c_char {
+    // SAFETY: `transcript` is NULL or live (contract).
+    let transcript = unsafe { transcript.as_ref() };
+    guard_or(std::ptr::null(), || {
+        warning(transcript, index).map_or(std::ptr::null(), |w| w.message.as_ptr())
+    })
+}
+
+fn warning(transcript: Option<&ctxscribe_transcript>, index: usize) -> Option<&Warning> {
+    transcript.and_then(|t| t.warnings.get(index))
 }
 
 /// Frees a transcript and the strings borrowed from it.

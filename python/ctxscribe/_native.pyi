@@ -17,6 +17,7 @@ __all__ = [
     "ModelUnavailableError",
     "Segment",
     "Transcript",
+    "TranscriptWarning",
     "TranscriptionError",
     "TranscriptionFailedError",
     "UnsupportedAudioTypeError",
@@ -149,6 +150,22 @@ class Transcript:
     def segments(self) -> list[Segment]:
         """The text in timed pieces, in order (times never go back); their texts joined by
         spaces are ``text``. Empty when ``text`` is."""
+    @property
+    def warnings(self) -> list[TranscriptWarning]:
+        """What the caller should know although the call succeeded (``audio_truncated``:
+        the file was cut short, the audio before the cut is transcribed)."""
+
+@final
+class TranscriptWarning:
+    """Something a successful transcription tells its caller; ``str(w)`` is
+    ``"code: message"``."""
+
+    @property
+    def code(self) -> str:
+        """The stable code (``"audio_truncated"``)."""
+    @property
+    def message(self) -> str:
+        """A sentence saying where and how much."""
 
 @final
 class Segment:

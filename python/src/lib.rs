@@ -26,7 +26,7 @@ mod _native {
     use pyo3::prelude::*;
 
     #[pymodule_export]
-    use super::transcriber::{PyContextTranscriber, PySegment, PyTranscript};
+    use super::transcriber::{PyContextTranscriber, PySegment, PyTranscript, PyWarning};
 
     /// Runs the ``ctxscribe`` command line (``argv[0]`` is the program name) with
     /// ``python`` running pip, detached from the interpreter; returns the exit status.

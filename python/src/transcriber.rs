@@ -236,6 +236,35 @@ pub(crate) struct PyTranscript {
     #[pyo3(get)]
     total_secs: f64,
     segments: Vec<ctxscribe::Segment>,
+    warnings: Vec<ctxscribe::Warning>,
+}
+
+/// Something a successful transcription tells its caller, e.g. that the file was cut
+/// short and only the audio before the cut is transcribed.
+#[pyclass(frozen, module = "ctxscribe", name = "TranscriptWarning")]
+#[derive(Debug)]
+pub(crate) struct PyWarning {
+    /// The stable code (``"audio_truncated"``).
+    #[pyo3(get)]
+    code: &'static str,
+    /// A sentence saying where and how much.
+    #[pyo3(get)]
+    message: String,
+}
+
+#[pymethods]
+impl PyWarning {
+    fn __str__(&self) -> String {
+        format!("{}: {}", self.code, self.message)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "TranscriptWarning(code={}, message={})",
+            self.code.into_pyobject(py)?.repr()?,
+            self.message.as_str().into_pyobject(py)?.repr()?
+        ))
+    }
 }
 
 /// One timed piece of a transcript.
@@ -282,6 +311,7 @@ impl From<ctxscribe::Transcript> for PyTranscript {
             engine_secs: transcript.timings.engine.as_secs_f64(),
             total_secs: transcript.timings.total.as_secs_f64(),
             segments: transcript.segments,
+            warnings: transcript.warnings,
         }
     }
 }
@@ -298,6 +328,19 @@ impl PyTranscript {
                 start: segment.start,
                 end: segment.end,
                 text: segment.text.clone(),
+            })
+            .collect()
+    }
+
+    /// What the caller should know although the call succeeded (``audio_truncated``: the
+    /// file was cut short, the audio before the cut is transcribed). Empty for most calls.
+    #[getter]
+    fn warnings(&self) -> Vec<PyWarning> {
+        self.warnings
+            .iter()
+            .map(|warning| PyWarning {
+                code: warning.code.as_str(),
+                message: warning.message.clone(),
             })
             .collect()
     }

@@ -30,7 +30,7 @@
 //! | empty | `unsupported_audio_type` (`detected: "empty"`) |
 //! | flac, aiff, RF64/BW64, RIFX, mp1/mp2, ADTS AAC, caf, Ogg FLAC/Speex/Theora, Matroska with a non-WebM codec, images, text, unknown bytes | `unsupported_audio_type` (`detected` names it) |
 //! | a supported family cut inside its headers, an MP4 cut before its `moov`, no audio track, a codec we cannot decode (FLAC in MP4, > 2 Opus channels, ...), nothing decodable | `audio_decode_failed` |
-//! | a supported family cut after some audio (including a "fast start" MP4) | `Ok` with the audio before the cut |
+//! | a supported family cut after some audio (including a "fast start" MP4) | `Ok` with the audio before the cut; [`ProbedAudio::truncation`] says where the file ends (the transcript's `audio_truncated` warning) |
 //! | damage in the middle that the codec or container skips (PCM noise, MP3 resync, Ogg pages failing their CRC, a few bad AAC/Opus packets) | `Ok` (possibly shorter) |
 //! | damage that breaks the container structure, or more than 100 bad packets in a row | `audio_decode_failed` |
 //! | declared (not for WAV), described by the packets, or decoded duration over [`AudioLimits::max_duration_secs`] | `audio_too_long` (before decoding, except for the decoded duration) |
@@ -51,6 +51,7 @@ mod probe;
 mod resample;
 mod scan;
 mod sink;
+mod truncation;
 mod vorbis;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -212,6 +213,7 @@ pub fn decode_to_16k_mono(bytes: &[u8], limits: &AudioLimits) -> Result<Pcm16k, 
 pub struct ProbedAudio {
     bytes: Vec<u8>,
     probed: probe::Probed,
+    truncation: Option<String>,
 }
 
 impl ProbedAudio {
@@ -225,7 +227,20 @@ impl ProbedAudio {
     pub fn new(bytes: Vec<u8>, limits: &AudioLimits) -> Result<Self, Error> {
         check_file_size(&bytes, limits)?;
         let probed = guard_panics(|| probe::probe(&bytes))?;
-        Ok(ProbedAudio { bytes, probed })
+        let truncation = guard_panics(|| Ok(truncation::find(&bytes, &probed))).unwrap_or(None);
+        Ok(ProbedAudio {
+            bytes,
+            probed,
+            truncation,
+        })
+    }
+
+    /// Where the file ends inside its container when it is cut short (a sentence for
+    /// the `audio_truncated` warning): decoding keeps the audio before the cut. `None`
+    /// for a whole file, or one whose container declares no length.
+    #[must_use]
+    pub fn truncation(&self) -> Option<&str> {
+        self.truncation.as_deref()
     }
 
     /// The container family.

@@ -129,7 +129,7 @@ enum EbmlDocType {
 
 /// Reads an EBML variable-length integer at `pos`: `(value, length)`. For element IDs the
 /// marker bit is kept (`keep_marker`), for sizes it is removed. `None` if cut or invalid.
-fn ebml_vint(bytes: &[u8], pos: usize, keep_marker: bool) -> Option<(u64, usize)> {
+pub(super) fn ebml_vint(bytes: &[u8], pos: usize, keep_marker: bool) -> Option<(u64, usize)> {
     let first = *bytes.get(pos)?;
     if first == 0 {
         return None;
@@ -397,18 +397,18 @@ fn mpeg_run(bytes: &[u8], pos: usize) -> Option<MpegRun> {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct MpegFrame {
+pub(super) struct MpegFrame {
     /// 1, 2 or 3.
-    layer: u8,
+    pub(super) layer: u8,
     /// 1 (MPEG-1), 2 (MPEG-2) or 25 (MPEG-2.5).
-    version: u8,
-    sample_rate: u32,
+    pub(super) version: u8,
+    pub(super) sample_rate: u32,
     /// Whole frame length in bytes, header included.
-    len: usize,
+    pub(super) len: usize,
 }
 
 /// Parses and validates a 4-byte MPEG audio frame header (free-format streams are refused).
-fn mpeg_frame_header(h: &[u8]) -> Option<MpegFrame> {
+pub(super) fn mpeg_frame_header(h: &[u8]) -> Option<MpegFrame> {
     const BITRATES_V1: [[u32; 14]; 3] = [
         [
             32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448,

@@ -54,6 +54,14 @@ pub(crate) fn run(args: &TranscribeArgs) -> Result<i32> {
         progress.clear();
         match result {
             Ok(transcript) => {
+                if !args.json {
+                    for warning in &transcript.warnings {
+                        eprintln!(
+                            "ctxscribe: warning: {name}: {}: {}",
+                            warning.code, warning.message
+                        );
+                    }
+                }
                 let line = if args.json {
                     json_line(&name, &transcript)
                 } else if args.files.len() > 1 {
@@ -133,6 +141,11 @@ fn json_line(file: &str, transcript: &Transcript) -> String {
         "language": transcript.language.map(|l| l.code()),
         "audio_secs": round_ms(transcript.audio_secs),
         "segments": segments,
+        "warnings": transcript
+            .warnings
+            .iter()
+            .map(|w| json!({"code": w.code.as_str(), "message": w.message}))
+            .collect::<Vec<_>>(),
         "timings": {
             "decode_secs": round_ms(transcript.timings.decode.as_secs_f64()),
             "engine_secs": round_ms(transcript.timings.engine.as_secs_f64()),

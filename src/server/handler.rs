@@ -92,6 +92,8 @@ pub(crate) struct RequestRecord {
     pub(crate) queue: Option<Duration>,
     pub(crate) decode: Option<Duration>,
     pub(crate) engine: Option<Duration>,
+    /// The transcript's warning codes, comma-separated (`audio_truncated`).
+    pub(crate) warnings: Option<String>,
 }
 
 pub(crate) fn ms(duration: Duration) -> f64 {
@@ -173,6 +175,7 @@ pub(crate) async fn handle(
             queue_ms = record.queue.map(ms),
             decode_ms = record.decode.map(ms),
             engine_ms = record.engine.map(ms),
+            warnings = record.warnings,
             total_ms = ms(total),
             "request"
         );
@@ -291,6 +294,9 @@ pub(crate) async fn transcriptions(
     let stream = form.stream();
     let request = form.into_request(state.transcriber.audio_limits())?;
     let stream = stream?;
+    // Known from the container before decoding, so a streamed answer's headers carry it too.
+    let warnings = warning_codes(&request.audio.warnings());
+    record.warnings.clone_from(&warnings);
 
     let queued = Instant::now();
     let engine = state.admission.engine_slot(deadline).await;
@@ -299,7 +305,9 @@ pub(crate) async fn transcriptions(
     if stream {
         // The log line and metrics of a streamed answer are written when its first
         // event is known; the engine's stages are counted when its last one is.
-        return stream::respond(state, (slot, engine), request, deadline).await;
+        let mut response = stream::respond(state, (slot, engine), request, deadline).await?;
+        add_warning_header(&mut response, warnings.as_deref());
+        return Ok(response);
     }
 
     let running = Instant::now();
@@ -308,10 +316,32 @@ pub(crate) async fn transcriptions(
     record.audio_secs = Some((transcript.audio_secs * 1000.0).round() / 1000.0);
     record.decode = Some(transcript.timings.decode);
     record.engine = Some(transcript.timings.engine);
-    Ok(full(json_response(
+    let mut response = full(json_response(
         StatusCode::OK,
         &json!({ "text": transcript.text }),
-    )))
+    ));
+    add_warning_header(&mut response, warnings.as_deref());
+    Ok(response)
+}
+
+/// The header that carries a successful answer's warning codes; the body stays the
+/// contract's `{"text": ...}`.
+pub(crate) const WARNING_HEADER: &str = "x-ctxscribe-warning";
+
+fn warning_codes(warnings: &[crate::Warning]) -> Option<String> {
+    (!warnings.is_empty()).then(|| {
+        warnings
+            .iter()
+            .map(|w| w.code.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
+fn add_warning_header<B>(response: &mut Response<B>, codes: Option<&str>) {
+    if let Some(value) = codes.and_then(|c| HeaderValue::from_str(c).ok()) {
+        response.headers_mut().insert(WARNING_HEADER, value);
+    }
 }
 
 /// The checks that need no body: the API key, the multipart boundary, a declared length

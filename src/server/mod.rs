@@ -57,10 +57,16 @@
 //! | `stream` | `true` for server-sent events, `false` (the default) for JSON |
 //! | `model`, `temperature` | accepted for OpenAI compatibility and ignored: the server runs the model it was started with, greedy |
 //!
+//! A successful answer whose transcript carries warnings (`audio_truncated`: the file
+//! ends inside its container, and the audio before the cut is transcribed) names their
+//! codes in the `X-Ctxscribe-Warning` response header, streamed or not, and in the
+//! request's log line (`warnings`); the body stays `{"text": ...}`.
+//!
 //! `messages`, `languages` and `dictionary` are validated by the library
-//! (`crate::context::parse_*`): the README lists their rules. OpenAI's SDKs flatten
-//! `extra_body` lists into repeated bracketed fields; those are accepted too:
-//! `dictionary[]` and `languages[]` (one item per field) and `messages[][role]` /
+//! (`crate::context::parse_*`): README "Input forms" and docs/architecture.md list their
+//! rules. OpenAI's SDKs flatten `extra_body` lists into repeated bracketed fields; those
+//! are accepted too: `dictionary[]` and `languages[]` (one item per field) and
+//! `messages[][role]` /
 //! `messages[][content]` (the n-th `role` goes with the n-th `content`; content parts
 //! need the JSON form). An empty field means "not given". Unknown fields are ignored;
 //! a known field sent twice is an `invalid_request`.

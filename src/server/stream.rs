@@ -209,6 +209,7 @@ mod tests {
             audio_secs: 1.0,
             timings: StageTimings::default(),
             edits: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
