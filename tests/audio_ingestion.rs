@@ -363,6 +363,41 @@ fn any_cut_point_gives_the_audio_before_it_or_a_decode_error() {
 }
 
 #[test]
+fn a_cut_that_decodes_is_reported_and_a_whole_file_is_not() {
+    // The audio before a cut is transcribed; the transcript's `audio_truncated` warning
+    // comes from `ProbedAudio::truncation`. Every supported fixture, whole and cut at every
+    // 5 %: whole files are never reported, and every cut that decodes is.
+    let limits = AudioLimits::default();
+    let mut missed = Vec::new();
+    println!("{:34} {:>9} {:>9}", "fixture", "cuts seen", "decoded");
+    for &(name, _, _) in SUPPORTED {
+        let bytes = read(name);
+        let whole = audio::ProbedAudio::new(bytes.clone(), &limits).expect("probes");
+        assert_eq!(whole.truncation(), None, "{name} is whole");
+        let (mut seen, mut decoded) = (0, 0);
+        for percent in (5..100).step_by(5) {
+            let cut = bytes[..bytes.len() * percent / 100].to_vec();
+            let Ok(probed) = audio::ProbedAudio::new(cut, &limits) else {
+                continue;
+            };
+            if probed.decode(&limits).is_err() {
+                continue;
+            }
+            decoded += 1;
+            match probed.truncation() {
+                Some(message) if !message.is_empty() => seen += 1,
+                _ => missed.push(format!("{name} cut at {percent} %")),
+            }
+        }
+        println!("{name:34} {seen:>9} {decoded:>9}");
+    }
+    assert!(
+        missed.is_empty(),
+        "cuts transcribed without a warning: {missed:#?}"
+    );
+}
+
+#[test]
 fn oversize_uploads_are_file_too_large() {
     let bytes = read("ok_wav_s16_16k_mono.wav");
     let limits = AudioLimits {

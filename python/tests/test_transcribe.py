@@ -37,6 +37,22 @@ def test_jfk_exact_with_the_base_model(
     assert repr(first).startswith(f"Segment(start={first.start:.2f}, ")
 
 
+def test_a_truncated_file_is_transcribed_with_a_warning(
+    tiny: ctxscribe.ContextTranscriber, jfk_bytes: bytes
+) -> None:
+    whole = tiny.transcribe(jfk_bytes)
+    assert whole.warnings == []
+    cut = tiny.transcribe(jfk_bytes[: len(jfk_bytes) // 2])
+    assert cut.text and len(cut.text) < len(whole.text)
+    assert cut.audio_secs == pytest.approx(whole.audio_secs / 2, abs=0.1)
+    [warning] = cut.warnings
+    assert isinstance(warning, ctxscribe.TranscriptWarning)
+    assert warning.code == "audio_truncated"
+    assert "WAV data chunk" in warning.message
+    assert str(warning) == f"audio_truncated: {warning.message}"
+    assert repr(warning).startswith("TranscriptWarning(code='audio_truncated', message=")
+
+
 def test_default_model_is_the_multilingual_base() -> None:
     # No model argument: $CTXSCRIBE_MODEL, else ggml-base.bin from the model directories
     # ($CTXSCRIBE_MODEL_DIR: run-tests.sh points it at the checkout's models/).

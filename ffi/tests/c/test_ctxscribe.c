@@ -644,6 +644,34 @@ static void test_audio_decode_failed(void) {
     EXPECT(transcript == NULL);
 }
 
+static void test_truncated_audio_warns(void) {
+    /* The first half of jfk.wav: its data chunk declares the whole clip. Transcribed up to
+     * the cut, with an audio_truncated warning. */
+    ctxscribe_transcript *transcript = NULL;
+    EXPECT_OK(ctxscribe_transcriber_transcribe(tiny, NULL, jfk_wav, jfk_wav_len / 2,
+                                               &transcript, &err));
+    if (transcript != NULL) {
+        EXPECT(strlen(ctxscribe_transcript_text(transcript)) > 0);
+        EXPECT(ctxscribe_transcript_warning_count(transcript) == 1);
+        EXPECT(same(ctxscribe_transcript_warning_code(transcript, 0), "audio_truncated"));
+        const char *message = ctxscribe_transcript_warning_message(transcript, 0);
+        EXPECT(message != NULL && strstr(message, "WAV data chunk") != NULL);
+        EXPECT(ctxscribe_transcript_warning_code(transcript, 1) == NULL);
+        EXPECT(ctxscribe_transcript_warning_message(transcript, 1) == NULL);
+    }
+    ctxscribe_transcript_free(transcript);
+    transcript = NULL;
+    /* The whole file: no warning. */
+    EXPECT_OK(ctxscribe_transcriber_transcribe(tiny, NULL, jfk_wav, jfk_wav_len, &transcript,
+                                               &err));
+    EXPECT(transcript != NULL && ctxscribe_transcript_warning_count(transcript) == 0);
+    EXPECT(ctxscribe_transcript_warning_code(transcript, 0) == NULL);
+    ctxscribe_transcript_free(transcript);
+    EXPECT(ctxscribe_transcript_warning_count(NULL) == 0);
+    EXPECT(ctxscribe_transcript_warning_code(NULL, 0) == NULL);
+    EXPECT(ctxscribe_transcript_warning_message(NULL, 0) == NULL);
+}
+
 static void test_limits(void) {
     ctxscribe_config *config = ctxscribe_config_new();
     ctxscribe_transcriber *limited = NULL;
@@ -841,6 +869,7 @@ int main(int argc, char **argv) {
         {"transcribe_pcm", test_transcribe_pcm},
         {"unsupported_audio", test_unsupported_audio},
         {"audio_decode_failed", test_audio_decode_failed},
+        {"truncated_audio_warns", test_truncated_audio_warns},
         {"limits", test_limits},
         {"timeout_is_transcription_failed", test_timeout_is_transcription_failed},
         {"language_the_model_does_not_know", test_language_the_model_does_not_know},
