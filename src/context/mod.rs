@@ -75,9 +75,9 @@ impl Default for ContextLayers {
 }
 
 impl ContextLayers {
-    /// The default: prompt, correction and biasing; the judge is not on by default yet
-    /// (issue 24: uncalibrated, it does not beat the spoken-form thresholds on the
-    /// tuning half of benches/ctxset).
+    /// The default: prompt, correction and biasing; the judge is not on by default
+    /// (uncalibrated, it does not beat the spoken-form thresholds on the tuning half of
+    /// benches/ctxset).
     pub const DEFAULT: ContextLayers = ContextLayers {
         prompt: true,
         correction: true,

@@ -34,7 +34,7 @@
 //! name or a product ("the top, Tash" for "up stash"), the prompted decoder, which
 //! heard the same audio knowing the terms, is the better witness than a spelling-based
 //! sound match; the alignment of misheard words with a term is the weak link.
-//! Measured on the context sets (benches/ctxset; README): term recall +0.06 on the
+//! Measured on the context sets (benches/ctxset; docs/context.md): term recall +0.06 on the
 //! tuning half, +0.07 on the validation half.
 
 use super::phonetic::weighted_distance;

@@ -35,7 +35,7 @@
 
 mod homophones;
 pub mod judge;
-pub mod llm; // issue 8: acceptance of LLM corrections
+pub mod llm; // acceptance of LLM corrections
 mod merge;
 pub mod phonetic;
 #[cfg(test)]

@@ -57,7 +57,7 @@ pub enum Decoding {
 pub enum Weights {
     /// bf16 when the CPU multiplies it natively (AVX-512 BF16) and the file stores f16
     /// matrices (the converted models do): the encoder runs about a quarter faster, with
-    /// the same WER (measured in README's engine section); otherwise as stored.
+    /// the same WER (measured in docs/engine.md); otherwise as stored.
     #[default]
     Fastest,
     /// Exactly as the model file stores them.
