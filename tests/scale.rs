@@ -406,16 +406,18 @@ fn health_is_not_ready_until_the_model_is_loaded() {
     );
 }
 
-/// README's "Scaling out" `sh` block runs as written: `make scale-test`, here with short
-/// runs (`SECS=3 CONCURRENCY=4`) and `CARGO=true` (the binaries are the ones this
-/// `cargo test` built; a nested cargo would wait for this one's lock).
+/// docs/deploy.md's "Replicas behind a load balancer" `sh` block runs as written: `make
+/// scale-test`, here with short runs (`SECS=3 CONCURRENCY=4`) and `CARGO=true` (the
+/// binaries are the ones this `cargo test` built; a nested cargo would wait for this one's
+/// lock).
 #[test]
 fn readme_scale_test_command_runs() {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
+    let readme =
+        std::fs::read_to_string(repo_root().join("docs/deploy.md")).expect("docs/deploy.md");
     let section = readme
         .split("\n## ")
-        .find(|s| s.starts_with("Scaling out"))
-        .expect("a 'Scaling out' section");
+        .find(|s| s.starts_with("Replicas behind a load balancer"))
+        .expect("a 'Replicas behind a load balancer' section");
     let commands: Vec<&str> = section
         .split("```sh\n")
         .skip(1)

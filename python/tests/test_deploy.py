@@ -153,7 +153,7 @@ def test_resources_match_the_engine_settings(manifests: dict[str, dict[str, Any]
         int(v[:-2]) * mib[v[-2:]]
         for v in (resources["requests"]["memory"], resources["limits"]["memory"])
     )
-    # Measured peak RSS of the base model under load (README: 273 MiB) fits the request.
+    # Measured peak RSS of the base model under load (docs/deploy.md: 273 MiB) fits the request.
     assert 273 < request <= limit
 
 

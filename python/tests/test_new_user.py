@@ -1,4 +1,4 @@
-"""A new user's first minutes, as the issue's target states them (issue 19, "Reach").
+"""A new user's first minutes with the Python package.
 
 In a fresh venv OUTSIDE the checkout, with an empty HOME and no ``CTXSCRIBE_*``
 variables: ``pip install`` the package (the wheel python/run-tests.sh built from the
@@ -17,14 +17,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from support import JFK_TEXT, REPO, normalized
+from support import JFK_TEXT, REPO, Session, normalized
 
 NUMPY_SNIPPET = """
 import wave
@@ -49,60 +47,12 @@ except ctxscribe.ModelUnavailableError as error:
 """
 
 
-class Session:
-    """Commands run in the new user's shell: the venv's bin first, HOME empty, cwd `work`."""
-
-    def __init__(self, root: Path) -> None:
-        self.home = root / "home"
-        self.venv = root / "venv"
-        self.work = root / "work"
-        for path in (self.home, self.work):
-            path.mkdir()
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("CTXSCRIBE_", "XDG_")) and k not in ("VIRTUAL_ENV", "PYTHONPATH")
-        }
-        env.update(
-            HOME=str(self.home),
-            PATH=f"{self.venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-            CTXSCRIBE_THREADS="2",
-        )
-        cache = _real_pip_cache()
-        if cache:
-            env["PIP_CACHE_DIR"] = cache
-        self.env = env
-
-    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        started = time.perf_counter()
-        done = subprocess.run(
-            list(args), cwd=self.work, env=self.env, capture_output=True, text=True
-        )
-        shown = " ".join(a if "\n" not in a else "'...'" for a in args)
-        print(f"$ {shown}   # exit {done.returncode}, {time.perf_counter() - started:.1f} s")
-        for line in (done.stdout + done.stderr).splitlines():
-            print(f"  {line}")
-        if check:
-            assert done.returncode == 0, f"{shown}\n{done.stdout}\n{done.stderr}"
-        return done
-
-
-def _real_pip_cache() -> str | None:
-    """This machine's pip cache (the new user's HOME is empty, the download need not be)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "cache", "dir"], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        return None
-    return done.stdout.strip() or None
-
-
 def test_fresh_venv_empty_home_fetch_then_numpy_and_cli(
     tmp_path_factory: pytest.TempPathFactory, jfk_wav: Path
 ) -> None:
     root = tmp_path_factory.mktemp("new-user")
     assert REPO not in root.parents, "the session must run outside the checkout"
-    session = Session(root)
+    session = Session(root, venv=root / "venv")
     shutil.copyfile(jfk_wav, session.work / "jfk.wav")
     python = str(session.venv / "bin" / "python")
 

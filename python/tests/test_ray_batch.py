@@ -1,8 +1,8 @@
 """Ray Data batch transcription: ``examples/python/ray_batch.py`` on a local Ray instance.
 
 The example runs as a user runs it (a subprocess of this venv's Python, with Ray from
-``requirements-test.txt``): README's command over ``../shared/eval/real`` (64 files),
-then a Parquet of paths with per-file context and bad files. Every row must match a
+``requirements-test.txt``): docs/deploy.md's command over ``../shared/eval/real`` (64
+files), then a Parquet of paths with per-file context and bad files. Every row must match a
 direct call in this process: the same text and language, or the same error code.
 Prints files/s of Ray Data (2 actors x 1 thread) against a plain loop. About 2-3 min
 on 2 cores.
@@ -83,8 +83,9 @@ def bad_inputs(folder: Path) -> dict[str, str]:
 
 
 def readme_command() -> list[str]:
-    """README's Ray command ("Scaling out"), as an argument list for this venv's Python."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    """docs/deploy.md's Ray command ("Batch with Ray Data"), as an argument list for this
+    venv's Python."""
+    readme = (REPO / "docs" / "deploy.md").read_text(encoding="utf-8")
     (line,) = [
         line.strip()
         for line in readme.splitlines()
@@ -101,8 +102,9 @@ def readme_command() -> list[str]:
 def test_readme_command_equals_direct_calls(
     base_model: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """README's command over ../shared/eval/real: every wav transcribed as by a direct call,
-    every other file (flac, aiff, the manifest) an ``unsupported_audio_type`` row."""
+    """docs/deploy.md's command over ../shared/eval/real: every wav transcribed as by a
+    direct call, every other file (flac, aiff, the manifest) an ``unsupported_audio_type``
+    row."""
     command = readme_command()
     out = REPO / command[command.index("--out") + 1]
     out.unlink(missing_ok=True)
