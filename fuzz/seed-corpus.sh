@@ -9,7 +9,7 @@
 # and codec, so that one execution takes about a millisecond, not the tens of
 # milliseconds a whole fixture takes; plus the first 4 KiB of every test fixture (the
 # unsupported families, the damaged files, the hostile files), for the probe and the
-# container headers.
+# container headers; and the inputs of ../shared/fuzz that once made a decoder panic.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -67,6 +67,12 @@ done
 for f in "$AUDIO"/* "$HOSTILE"/*; do
     [ -f "$f" ] || continue
     head -c 4096 "$f" >"$CORPUS/audio_ingest/head_$(basename "$f")"
+done
+# Inputs that once broke the target (../shared/fuzz), whole: regressions stay covered.
+SHARED=${CTXSCRIBE_SHARED:-"$ROOT/../shared"}
+for f in "$SHARED"/fuzz/*; do
+    case "$f" in *.md | *.txt) continue ;; esac
+    [ -f "$f" ] && cp "$f" "$CORPUS/audio_ingest/found_$(basename "$f")"
 done
 
 # Context fields: one selector byte (0 messages, 1 languages, 2 dictionary) + the text.

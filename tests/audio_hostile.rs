@@ -367,3 +367,16 @@ fn vorbis_codewords_over_32_bits_are_refused() {
     let pcm = decode_with(&original, &AudioLimits::default()).expect("decodes");
     assert!((pcm.duration_secs() - CLIP_SECS).abs() < 0.1);
 }
+
+#[test]
+fn a_vorbis_floor_that_repeats_an_x_value_is_refused_before_the_decoder_divides_by_zero() {
+    // ../shared/fuzz: a WebM whose Vorbis floor 1 lists one X value twice; symphonia's
+    // line renderer divided by the zero distance between them and panicked.
+    let path = common::shared_dir().join("fuzz/vorbis-floor1-duplicate-x.webm");
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let err = decode_with(&bytes, &AudioLimits::default()).expect_err("refused");
+    assert_eq!(err.code(), "audio_decode_failed");
+    let message = err.to_string();
+    assert!(message.contains("floor 1 lists the X value"), "{message}");
+    assert!(!message.contains("panicked"), "{message}");
+}

@@ -10,6 +10,12 @@
 //! here, as [`Error::AudioDecode`]; so is a lookup table whose value count would trip the
 //! decoder's `assert!` in `lookup1_values`.
 //!
+//! After the codebooks come the time-domain placeholders and the floors. A floor of type 1
+//! lists the X positions of its line segments; the specification forbids two equal values,
+//! and symphonia's renderer divides by the distance between neighbours (a division by
+//! zero: a panic, found by fuzzing a WebM Vorbis file). A setup header that repeats an X
+//! value, or lists more than 65, is refused here.
+//!
 //! The walk mirrors symphonia's reader field by field, so that it looks where the decoder
 //! will look. Anything it does not understand (a short header, a bad sync word, limits the
 //! decoder refuses anyway) ends the check without a verdict: the decoder reports it.
@@ -23,6 +29,8 @@ const MAX_DIMENSIONS: u32 = 32;
 const MAX_ENTRIES: u32 = 128 * 1024;
 /// A codebook's sync word ("BCV", read least significant bit first).
 const CODEBOOK_SYNC: u32 = 0x56_4342;
+/// Most X values one floor 1 may list (Vorbis I, 7.2.2), the two implied ones included.
+const MAX_FLOOR1_VALUES: usize = 65;
 /// Length of the identification header that precedes the setup header in extra data that
 /// is not Xiph-laced.
 const IDENT_HEADER_LEN: usize = 30;
@@ -99,8 +107,8 @@ fn invalid(what: &str) -> Error {
 ///
 /// # Errors
 ///
-/// [`Error::AudioDecode`] for a codeword longer than 32 bits, or a lookup table the
-/// decoder cannot size.
+/// [`Error::AudioDecode`] for a codeword longer than 32 bits, a lookup table the decoder
+/// cannot size, or a floor 1 whose X list repeats a value or is too long.
 pub(crate) fn check_setup(extra_data: &[u8]) -> Result<(), Error> {
     let Some(body) = setup_packet(extra_data).and_then(|s| s.strip_prefix(b"\x05vorbis")) else {
         return Ok(());
@@ -111,10 +119,85 @@ pub(crate) fn check_setup(extra_data: &[u8]) -> Result<(), Error> {
     };
     for _ in 0..=count {
         if check_codebook(&mut bits)?.is_none() {
+            return Ok(());
+        }
+    }
+    // Time-domain transforms: placeholders of 16 zero bits each.
+    let Some(times) = bits.read(6) else {
+        return Ok(());
+    };
+    if bits.skip(16 * (u64::from(times) + 1)).is_none() {
+        return Ok(());
+    }
+    let Some(floors) = bits.read(6) else {
+        return Ok(());
+    };
+    for _ in 0..=floors {
+        let walked = match bits.read(16) {
+            Some(0) => skip_floor0(&mut bits),
+            Some(1) => check_floor1(&mut bits)?,
+            _ => None,
+        };
+        if walked.is_none() {
             break;
         }
     }
     Ok(())
+}
+
+/// Skips a floor of type 0: order, rate, Bark map size, amplitude bits and offset, books.
+fn skip_floor0(bits: &mut Bits<'_>) -> Option<()> {
+    bits.skip(8 + 16 + 16 + 6 + 8)?;
+    let books = bits.read(4)? + 1;
+    bits.skip(8 * u64::from(books))
+}
+
+/// Reads a floor of type 1 (Vorbis I, 7.2.2) and refuses an X list with a repeated value
+/// or more than [`MAX_FLOOR1_VALUES`] values; `Ok(None)` when the walk cannot go on.
+fn check_floor1(bits: &mut Bits<'_>) -> Result<Option<()>, Error> {
+    let Some(partitions) = bits.read(5) else {
+        return Ok(None);
+    };
+    let mut classes = Vec::with_capacity(partitions as usize);
+    for _ in 0..partitions {
+        let Some(class) = bits.read(4) else {
+            return Ok(None);
+        };
+        classes.push(class as usize);
+    }
+    let class_count = classes.iter().max().map_or(0, |max| max + 1);
+    let mut dimensions = vec![0u32; class_count];
+    for dimension in &mut dimensions {
+        let (Some(d), Some(subclasses)) = (bits.read(3), bits.read(2)) else {
+            return Ok(None);
+        };
+        *dimension = d + 1;
+        let master = if subclasses == 0 { 0 } else { 8 };
+        if bits.skip(master + 8 * (1u64 << subclasses)).is_none() {
+            return Ok(None);
+        }
+    }
+    let (Some(_multiplier), Some(range_bits)) = (bits.read(2), bits.read(4)) else {
+        return Ok(None);
+    };
+    let mut xs = vec![0u32, 1 << range_bits];
+    for class in classes {
+        for _ in 0..dimensions[class] {
+            let Some(x) = bits.read(range_bits) else {
+                return Ok(None);
+            };
+            if xs.contains(&x) {
+                return Err(invalid(&format!("floor 1 lists the X value {x} twice")));
+            }
+            xs.push(x);
+            if xs.len() > MAX_FLOOR1_VALUES {
+                return Err(invalid(&format!(
+                    "floor 1 lists more than {MAX_FLOOR1_VALUES} X values"
+                )));
+            }
+        }
+    }
+    Ok(Some(()))
 }
 
 /// Reads one codebook; `Ok(None)` when the walk cannot go on.
@@ -243,6 +326,66 @@ mod tests {
     /// A codebook header: sync, dimensions, entries.
     fn header(dimensions: u32, entries: u32) -> Vec<(u32, u32)> {
         vec![(CODEBOOK_SYNC, 24), (dimensions, 16), (entries, 24)]
+    }
+
+    /// A small valid codebook (four entries, length-ordered, no lookup table).
+    fn small_codebook() -> Vec<(u32, u32)> {
+        let mut book = header(1, 4);
+        book.extend([(1, 1), (1, 5), (2, 3), (2, 2), (0, 4)]);
+        book
+    }
+
+    /// One time placeholder, then the floors given as bit fields (each with its type).
+    fn with_floors(floors: &[Vec<(u32, u32)>]) -> Vec<u8> {
+        let mut tail = small_codebook();
+        tail.extend([(0, 6), (0, 16)]);
+        tail.push((u32::try_from(floors.len() - 1).expect("few"), 6));
+        for floor in floors {
+            tail.extend_from_slice(floor);
+        }
+        extra_data(&[&tail])
+    }
+
+    /// A floor 1 with one partition of class 0 (dimensions 2, no subclasses, book 0),
+    /// range bits 7 and the two X values `x`.
+    fn floor1(x: [u32; 2]) -> Vec<(u32, u32)> {
+        vec![
+            (1, 16),
+            (1, 5),
+            (0, 4),
+            (1, 3),
+            (0, 2),
+            (1, 8),
+            (1, 2),
+            (7, 4),
+            (x[0], 7),
+            (x[1], 7),
+        ]
+    }
+
+    #[test]
+    fn a_floor1_that_repeats_an_x_value_is_refused() {
+        assert!(check_setup(&with_floors(&[floor1([10, 40])])).is_ok());
+        // 0 and 128 (1 << 7) are implied: neither may be listed again, nor one value twice.
+        for x in [[10, 10], [0, 40], [10, 128]] {
+            let err = check_setup(&with_floors(&[floor1(x)])).expect_err("repeated X");
+            assert_eq!(err.code(), "audio_decode_failed");
+            assert!(err.to_string().contains("twice"), "{err}");
+        }
+        // A floor 0 before it is skipped field by field.
+        let floor0 = vec![
+            (0, 16),
+            (8, 8),
+            (0, 16),
+            (0, 16),
+            (0, 6),
+            (0, 8),
+            (1, 4),
+            (0, 8),
+            (0, 8),
+        ];
+        assert!(check_setup(&with_floors(&[floor0.clone(), floor1([10, 40])])).is_ok());
+        assert!(check_setup(&with_floors(&[floor0, floor1([3, 3])])).is_err());
     }
 
     #[test]
