@@ -334,7 +334,8 @@ impl WhisperEngine {
         request: &EngineRequest<'_>,
         observers: &mut Observers<'_, '_, '_>,
     ) -> Result<Option<usize>> {
-        let language = self.encode_and_detect(state, audio, run.language, request.languages)?;
+        let (language, full) =
+            self.encode_and_detect(state, audio, run.language, request.languages)?;
         run.language = Some(language);
         // Decodes are timed: untimed, on an encoding trimmed to the window, Whisper has
         // no sign of where the speech ends and repeats it until its token budget ("Remind
@@ -370,14 +371,26 @@ impl WhisperEngine {
             on_segment,
         };
         let vocabulary = self.model.vocabulary();
-        let hook = Some(SegmentHook(&report));
-        let first = decode::first_attempt(state, vocabulary, &window_request(prompt, hook))?;
-        let decoded = if context_prompt.is_empty() && !run.carry.is_empty() {
-            let (carried, alone) = (window_request(prompt, None), window_request(&[], None));
-            self.decode_carried(state, first, &carried, &alone)?
-        } else {
-            decode::fall_back(state, vocabulary, &window_request(prompt, None), first)?
+        let carried = context_prompt.is_empty() && !run.carry.is_empty();
+        let decode_plain = |state: &mut DecoderState| -> Result<Decoded> {
+            let hook = Some(SegmentHook(&report));
+            let first = decode::first_attempt(state, vocabulary, &window_request(prompt, hook))?;
+            if carried {
+                let (carried, alone) = (window_request(prompt, None), window_request(&[], None));
+                self.decode_carried(state, first, &carried, &alone)
+            } else {
+                decode::fall_back(state, vocabulary, &window_request(prompt, None), first)
+            }
         };
+        let mut decoded = decode_plain(state)?;
+        if decoded.silence && !full {
+            // The voice activity detector found speech in this window; a decode of the
+            // encoding trimmed to it that calls it silence is not believed until the full
+            // 30 s encoding, which Whisper was trained on, says so too (a synthetic
+            // Spanish voice with the language forced came out empty on the trimmed one).
+            self.encode(state, audio, FULL_ENCODER_CTX)?;
+            decoded = decode_plain(state)?;
+        }
         let (plain_text, speech_end) = window_text(
             self.model.vocabulary(),
             &decoded.tokens,
@@ -441,28 +454,31 @@ impl WhisperEngine {
         decode::fall_back(state, vocabulary, carried, first)
     }
 
-    /// Encodes `audio` into `state` and returns its language: `known`, else detected on
-    /// this encoding. A trimmed encoding whose detection is unsure is replaced by a full
-    /// 30 s one (Whisper's detection was trained on those) and detected again.
+    /// Encodes `audio` into `state` and returns its language (`known`, else detected on
+    /// this encoding) and whether the encoding is the full 30 s one. A trimmed encoding
+    /// whose detection is unsure is replaced by a full 30 s one (Whisper's detection was
+    /// trained on those) and detected again.
     fn encode_and_detect(
         &self,
         state: &mut DecoderState,
         audio: &[f32],
         known: Option<Language>,
         languages: &Languages,
-    ) -> Result<Language> {
+    ) -> Result<(Language, bool)> {
         let encoder_ctx = encoder_ctx_for(audio.len());
+        let full = encoder_ctx == FULL_ENCODER_CTX;
         self.encode(state, audio, encoder_ctx)?;
         if let Some(language) = known {
-            return Ok(language);
+            return Ok((language, full));
         }
         let vocabulary = self.model.vocabulary();
         let (language, probability) = detect_language(state, vocabulary, languages, self.threads)?;
-        if encoder_ctx == FULL_ENCODER_CTX || probability >= MIN_TRIMMED_DETECTION_PROBABILITY {
-            return Ok(language);
+        if full || probability >= MIN_TRIMMED_DETECTION_PROBABILITY {
+            return Ok((language, full));
         }
         self.encode(state, audio, FULL_ENCODER_CTX)?;
-        detect_language(state, vocabulary, languages, self.threads).map(|(language, _)| language)
+        detect_language(state, vocabulary, languages, self.threads)
+            .map(|(language, _)| (language, true))
     }
 
     /// Beams of a decode's first attempt (1: greedy).
