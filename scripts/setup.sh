@@ -28,7 +28,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 echo "setup: building the ctxscribe command line (the first build compiles whisper.cpp: several minutes)"
-cargo build --release --all-features --bin ctxscribe
+# $CARGO: the cargo that runs this (cargo sets it for the tests it runs; `true` skips it).
+"${CARGO:-cargo}" build --release --all-features --bin ctxscribe
 CLI="$ROOT/target/release/ctxscribe"
 
 # The directory the library searches: the user's own CTXSCRIBE_MODEL_DIR, else the default.
@@ -36,6 +37,9 @@ if ! MODELS_DIR=$("$CLI" models dir); then
   echo "setup: no model directory: set HOME or CTXSCRIBE_MODEL_DIR" >&2
   exit 1
 fi
+MODELS_DIR=$(realpath -m "$MODELS_DIR")
+# A link that leads nowhere (its directory was removed) is made again below.
+if [ -L models ] && [ ! -e models ]; then rm models; fi
 # A checkout set up before models/ became a link holds the models itself: move them.
 if [ -d models ] && [ ! -L models ] && [ ! -e "$MODELS_DIR/ggml-base.bin" ]; then
   echo "setup: moving the checkout's models/ to $MODELS_DIR"
@@ -46,7 +50,9 @@ fi
 
 CTXSCRIBE_CLI="$CLI" bash scripts/prepare-models.sh
 
-if [ -L models ] || [ ! -e models ]; then
+# Link models/ there, unless it is that directory (or a link to it) already: under cargo,
+# .cargo/config.toml points CTXSCRIBE_MODEL_DIR at models/ itself.
+if [ "$MODELS_DIR" != "$(realpath -m models)" ] && { [ -L models ] || [ ! -e models ]; }; then
   ln -sfn "$MODELS_DIR" models
 fi
 echo "setup: done; models in $MODELS_DIR (ctxscribe models list shows them; models/ links there)"
