@@ -7,7 +7,7 @@ export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 # The models: `make setup` installs them where the library looks (`ctxscribe models dir`,
 # ~/.local/share/ctxscribe/models by default) and links the checkout's models/ there.
 
-.PHONY: setup serve test lint fmt bench eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
+.PHONY: setup serve test lint fmt bench bench-contention eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -49,6 +49,12 @@ bench-venv:
 	@[ -x $(FW_VENV)/bin/python ] || python3 -m venv $(FW_VENV)
 	@$(FW_VENV)/bin/python -c 'import faster_whisper' 2>/dev/null \
 	  || $(FW_VENV)/bin/pip install --quiet -r benches/fw-requirements.txt
+
+## Latency on four real clips quiet, beside one CPU-bound process, and as two processes at
+## once: ctxscribe beside faster-whisper (per-clip ratios to the quiet time).
+bench-contention: setup bench-venv
+	$(CARGO) build --release --all-features --bin ctxscribe
+	python3 benches/contention.py --fw-python $(FW_VENV)/bin/python
 
 ## Latency, real-time factor and WER per clip of ../shared/eval/real (ctxscribe alone).
 eval: setup

@@ -15,6 +15,7 @@
 //! | `CTXSCRIBE_LLM_MODEL` | its `model` field | `gpt-4o-mini` |
 //! | `CTXSCRIBE_PROVIDER_TIMEOUT_SECS` | time allowed for one request to either endpoint | 60 |
 //! | `CTXSCRIBE_PROVIDER_RETRIES` | retries after a 429, a 5xx or a failed connection | 2 |
+//! | `GOMP_SPINCOUNT` | how long an engine thread spins at a barrier before it sleeps (libgomp's, read when it loads; see [`exec_with_engine_environment`]) | 1000 in the CLI, the server and the Python package |
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -68,10 +69,52 @@ pub const ENV_LLM_MODEL: &str = "CTXSCRIBE_LLM_MODEL";
 pub const ENV_PROVIDER_TIMEOUT_SECS: &str = "CTXSCRIBE_PROVIDER_TIMEOUT_SECS";
 /// Environment variable: retries of a provider request.
 pub const ENV_PROVIDER_RETRIES: &str = "CTXSCRIBE_PROVIDER_RETRIES";
+/// libgomp's variable: how many times a waiting engine thread polls before it sleeps.
+pub const ENV_GOMP_SPINCOUNT: &str = "GOMP_SPINCOUNT";
+/// The engine's default for [`ENV_GOMP_SPINCOUNT`]: a few tens of microseconds of
+/// polling. ggml's OpenMP threads meet at a barrier after every graph node; libgomp's own
+/// default polls 300,000 times (milliseconds) first, and when another process holds the
+/// core the awaited thread needs, the poller keeps it from running: two processes
+/// transcribing at once on 2 cores took 39x their quiet median (235x at worst) with the
+/// default, 2.6x (4.7x) with 1000, and alone no slower (docs/engine.md).
+pub const ENGINE_GOMP_SPINCOUNT: &str = "1000";
+
 /// Model sent to a remote speech endpoint when none is configured.
 pub const DEFAULT_ASR_MODEL: &str = "whisper-1";
 /// Model sent to a chat endpoint when none is configured.
 pub const DEFAULT_LLM_MODEL: &str = "gpt-4o-mini";
+
+/// Runs this program again with [`ENV_GOMP_SPINCOUNT`] set to [`ENGINE_GOMP_SPINCOUNT`]
+/// when neither it nor `OMP_WAIT_POLICY` is set; returns (going on as is) when they are,
+/// or when the program cannot be executed again. libgomp reads its variables once, when
+/// it is loaded, before `main`: a program's own executable can only set them by
+/// starting again. The `ctxscribe` and `ctxscribe-server` binaries call it first; the
+/// Python package sets the variable before it loads the engine; a C host sets it in its
+/// environment.
+pub fn exec_with_engine_environment() {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        if std::env::var_os(ENV_GOMP_SPINCOUNT).is_some()
+            || std::env::var_os("OMP_WAIT_POLICY").is_some()
+        {
+            return;
+        }
+        let Ok(program) = std::env::current_exe() else {
+            return;
+        };
+        let mut args = std::env::args_os();
+        let mut command = std::process::Command::new(program);
+        if let Some(name) = args.next() {
+            command.arg0(name);
+        }
+        // Only returns when the program could not be executed: go on without it.
+        let _ = command
+            .args(args)
+            .env(ENV_GOMP_SPINCOUNT, ENGINE_GOMP_SPINCOUNT)
+            .exec();
+    }
+}
 
 /// The remote speech endpoint configured by `$CTXSCRIBE_ASR_URL` (and its key, model,
 /// timeout and retries), if any.

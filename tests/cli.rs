@@ -137,6 +137,48 @@ fn a_truncated_file_is_transcribed_with_a_warning() {
     );
 }
 
+/// The environment `ctxscribe transcribe FILE` runs with, read from /proc while it runs
+/// (after the engine environment's re-execution, which happens before anything else).
+fn running_environment(extra: &[(&str, &str)]) -> String {
+    let mut command = ctxscribe();
+    command
+        .env_remove("GOMP_SPINCOUNT")
+        .env_remove("OMP_WAIT_POLICY")
+        .envs(extra.iter().copied())
+        .args(["transcribe", "--model", "tiny.en"])
+        .arg(real_clip("en_whisper_jfk").path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = command.spawn().expect("spawn");
+    let environ = format!("/proc/{}/environ", child.id());
+    let started = Instant::now();
+    let mut seen = String::new();
+    while started.elapsed() < Duration::from_secs(10) {
+        seen = std::fs::read(&environ)
+            .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', "\n"))
+            .unwrap_or_default();
+        if seen.contains("GOMP_SPINCOUNT=") || child.try_wait().ok().flatten().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.wait();
+    seen
+}
+
+#[test]
+fn engine_threads_poll_briefly_before_they_sleep() {
+    // libgomp reads GOMP_SPINCOUNT when it loads: the binary starts itself again with the
+    // engine's 1000 (not libgomp's 300,000), unless the user set it or OMP_WAIT_POLICY.
+    let lines = |env: &str| env.lines().map(str::to_owned).collect::<Vec<_>>();
+    assert!(lines(&running_environment(&[])).contains(&"GOMP_SPINCOUNT=1000".to_owned()));
+    let own = running_environment(&[("GOMP_SPINCOUNT", "7")]);
+    assert!(
+        lines(&own).contains(&"GOMP_SPINCOUNT=7".to_owned()),
+        "{own}"
+    );
+}
+
 #[test]
 fn json_lines_carry_text_language_segments_and_timings() {
     let jfk = real_clip("en_whisper_jfk").path;

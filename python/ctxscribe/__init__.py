@@ -20,7 +20,14 @@ Every error is a :class:`TranscriptionError` whose ``code`` is the contract code
 a :class:`FileNotFoundError`.
 """
 
-from ._native import (
+import os as _os
+
+# libgomp, which runs the engine's threads, reads this once, when the native module loads
+# it: a waiting thread polls 1000 times, not 300,000, before it sleeps, so that another
+# process on the same cores does not stall the engine (ctxscribe::config).
+_os.environ.setdefault("GOMP_SPINCOUNT", "1000")
+
+from ._native import (  # noqa: E402
     AudioDecodeError,
     AudioTooLongError,
     ContextTranscriber,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
+import sys
 import wave
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,20 @@ def test_a_truncated_file_is_transcribed_with_a_warning(
     assert "WAV data chunk" in warning.message
     assert str(warning) == f"audio_truncated: {warning.message}"
     assert repr(warning).startswith("TranscriptWarning(code='audio_truncated', message=")
+
+
+def test_engine_threads_poll_briefly_before_they_sleep() -> None:
+    # libgomp reads GOMP_SPINCOUNT when the native module loads it: importing the package
+    # sets the engine's 1000 unless the user set a value.
+    script = "import os, ctxscribe; print(os.environ['GOMP_SPINCOUNT'])"
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    for preset, expected in [(None, "1000"), ("7", "7")]:
+        if preset is not None:
+            env["GOMP_SPINCOUNT"] = preset
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
+        assert done.stdout.strip() == expected
 
 
 def test_default_model_is_the_multilingual_base() -> None:

@@ -27,6 +27,7 @@ const SHUTDOWN_EXTRA: Duration = Duration::from_secs(5);
 
 /// The server's command-line entry point (`cargo run --features server --example server`).
 pub fn main() -> std::process::ExitCode {
+    crate::config::exec_with_engine_environment();
     let config = match Config::from_args(std::env::args().skip(1), |name| std::env::var(name).ok())
     {
         Ok(Parsed::Run(config)) => config,
