@@ -96,39 +96,71 @@ fn be_u64(raw: &[u8]) -> u64 {
         .fold(0, |acc, &b| (acc << 8) | u64::from(b))
 }
 
+/// How the top-level boxes of a file end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TopLevelEnd {
+    /// The last box ends with the file, extends to its end (size 0), or the walk met
+    /// bytes that are not a box: nothing says more follows.
+    Whole,
+    /// The file ends inside a box header.
+    CutHeader,
+    /// The file ends inside the box of type `kind` that starts at `start` and declares
+    /// `size` bytes.
+    Cut {
+        kind: [u8; 4],
+        start: u64,
+        size: u64,
+    },
+}
+
+/// Walks the top-level boxes of `data` to the first one that does not end inside it.
+pub(super) fn top_level_end(data: &[u8]) -> TopLevelEnd {
+    let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
+    let at = |pos: u64, n: usize| {
+        usize::try_from(pos)
+            .ok()
+            .and_then(|at| data.get(at..at.checked_add(n)?))
+    };
+    let mut pos = 0u64;
+    while pos < len {
+        let Some(header) = at(pos, 8) else {
+            return TopLevelEnd::CutHeader;
+        };
+        let (size, header_len) = match be_u32(header) {
+            0 => return TopLevelEnd::Whole,
+            1 => match at(pos + 8, 8) {
+                Some(large) => (be_u64(large), 16),
+                None => return TopLevelEnd::CutHeader,
+            },
+            n => (u64::from(n), 8),
+        };
+        if size < header_len {
+            return TopLevelEnd::Whole;
+        }
+        let end = pos.saturating_add(size);
+        if end > len {
+            let kind = [header[4], header[5], header[6], header[7]];
+            return TopLevelEnd::Cut {
+                kind,
+                start: pos,
+                size,
+            };
+        }
+        pos = end;
+    }
+    TopLevelEnd::Whole
+}
+
 /// The length of the file as its top-level boxes declare it: the end of the first box that
 /// extends past the end of `data` (a file cut inside its `mdat`), at most
 /// [`MAX_DECLARED_LEN`]; else the length of `data`.
 fn declared_len(data: &[u8]) -> u64 {
     let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
-    let mut pos = 0u64;
-    loop {
-        let Some(header) = usize::try_from(pos)
-            .ok()
-            .and_then(|at| data.get(at..at.checked_add(8)?))
-        else {
-            return len;
-        };
-        let (size, header_len) = match be_u32(header) {
-            // Extends to the end of the file.
-            0 => return len,
-            1 => match usize::try_from(pos + 8)
-                .ok()
-                .and_then(|at| data.get(at..at.checked_add(8)?))
-            {
-                Some(large) => (be_u64(large), 16),
-                None => return len,
-            },
-            n => (u64::from(n), 8),
-        };
-        if size < header_len {
-            return len;
+    match top_level_end(data) {
+        TopLevelEnd::Cut { start, size, .. } => {
+            start.saturating_add(size).min(MAX_DECLARED_LEN).max(len)
         }
-        let end = pos.saturating_add(size);
-        if end > len {
-            return end.min(MAX_DECLARED_LEN).max(len);
-        }
-        pos = end;
+        TopLevelEnd::Whole | TopLevelEnd::CutHeader => len,
     }
 }
 

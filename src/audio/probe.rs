@@ -399,10 +399,10 @@ fn mpeg_run(bytes: &[u8], pos: usize) -> Option<MpegRun> {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct MpegFrame {
     /// 1, 2 or 3.
-    pub(super) layer: u8,
+    layer: u8,
     /// 1 (MPEG-1), 2 (MPEG-2) or 25 (MPEG-2.5).
     pub(super) version: u8,
-    pub(super) sample_rate: u32,
+    sample_rate: u32,
     /// Whole frame length in bytes, header included.
     pub(super) len: usize,
 }

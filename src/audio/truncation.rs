@@ -19,6 +19,7 @@
 //! The walk reads each header once: its work is bounded by the number of bytes.
 
 use super::AudioFormat;
+use super::mp4::{TopLevelEnd, top_level_end};
 use super::probe::{Probed, ebml_vint, mpeg_frame_header};
 
 /// Where `bytes` (probed as `probed`) end inside their container, as a sentence; `None`
@@ -42,12 +43,6 @@ fn le32(bytes: &[u8], pos: usize) -> Option<u32> {
 fn be32(bytes: &[u8], pos: usize) -> Option<u32> {
     Some(u32::from_be_bytes(
         bytes.get(pos..pos + 4)?.try_into().ok()?,
-    ))
-}
-
-fn be64(bytes: &[u8], pos: usize) -> Option<u64> {
-    Some(u64::from_be_bytes(
-        bytes.get(pos..pos + 8)?.try_into().ok()?,
     ))
 }
 
@@ -271,33 +266,15 @@ fn cluster_children(bytes: &[u8], mut pos: usize) -> Result<usize, String> {
 }
 
 fn mp4(bytes: &[u8]) -> Option<String> {
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let Some(size32) = be32(bytes, pos) else {
-            return Some("the file ends inside an MP4 box header".to_owned());
-        };
-        let kind = bytes.get(pos + 4..pos + 8)?;
-        let name = String::from_utf8_lossy(kind).into_owned();
-        let size = match size32 {
-            0 => return None,
-            1 => be64(bytes, pos + 8)?,
-            n => u64::from(n),
-        };
-        if size < 8 {
-            return None;
-        }
-        let end = usize::try_from(size).ok().and_then(|s| pos.checked_add(s));
-        match end {
-            Some(end) if end <= bytes.len() => pos = end,
-            _ => {
-                return Some(format!(
-                    "the file ends inside its MP4 '{name}' box: {} of its {size} bytes",
-                    bytes.len() - pos
-                ));
-            }
-        }
+    match top_level_end(bytes) {
+        TopLevelEnd::Whole => None,
+        TopLevelEnd::CutHeader => Some("the file ends inside an MP4 box header".to_owned()),
+        TopLevelEnd::Cut { kind, start, size } => Some(format!(
+            "the file ends inside its MP4 '{}' box: {} of its {size} bytes",
+            String::from_utf8_lossy(&kind),
+            bytes.len() as u64 - start
+        )),
     }
-    None
 }
 
 #[cfg(test)]

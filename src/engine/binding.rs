@@ -21,6 +21,7 @@ use super::{Weights, weights};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::config::{CHECKOUT_SETUP_COMMAND, install_hint};
 use crate::error::{Error, Result};
+use crate::model::fetch;
 
 /// The loaded model: weights, vocabulary and the VAD, shared by every call and thread.
 pub(crate) struct Model {
@@ -59,7 +60,7 @@ impl Model {
                 source: None,
             });
         }
-        crate::model::fetch::check_model_file(model_path)?;
+        fetch::check_model_file(model_path)?;
         let (context, bf16) =
             load_context(model_path, weights).map_err(|e| Error::ModelUnavailable {
                 message: format!(
@@ -184,19 +185,9 @@ impl Model {
 
 /// For a file named like a model `ctxscribe models fetch` installs: how to replace it.
 fn replace_hint(path: &Path) -> String {
-    path.file_name()
-        .and_then(|name| {
-            crate::model::fetch::PINNED_MODELS
-                .iter()
-                .find(|m| name == m.file)
-        })
-        .map_or_else(String::new, |m| {
-            format!(
-                "; run `{} --model {}` to replace it",
-                crate::config::SETUP_COMMAND,
-                m.name
-            )
-        })
+    fetch::pinned_by_file(path).map_or_else(String::new, |model| {
+        format!("; {}", fetch::replace_hint(model))
+    })
 }
 
 fn checked_vad_path(path: &Path) -> Result<String> {

@@ -6,8 +6,9 @@
 //! multiplies bfloat16 (bf16) matrices natively (`vdpbf16ps`). Measured on an AMD EPYC
 //! (2 threads, base model, the speed bench's 5 min file): the encoder takes 7.8 s with
 //! bf16 matrices against 10.7 s with f16, a decoder step 5.5 ms against 5.8 ms, with the
-//! same WER on the 62 real clips, the 5 s, 60 s and 5 min sets (docs/engine.md). The file is rewritten in memory by
-//! [`crate::model::convert::f16_matrices_to_bf16`]; this module says whether there is room.
+//! same WER on the 62 real clips, the 5 s, 60 s and 5 min sets (docs/engine.md). The file
+//! is rewritten in memory by [`crate::model::convert::f16_matrices_to_bf16`]; this module
+//! says whether there is room.
 
 /// Whether a model file of `file_len` bytes can be converted in memory: read whole, it
 /// lives beside whisper.cpp's own copy until the load ends, so the system must report

@@ -163,6 +163,23 @@ pub fn pinned_model(name: &str) -> Result<&'static PinnedModel> {
         })
 }
 
+/// The pinned model whose file `path` is named after, if any.
+#[must_use]
+pub fn pinned_by_file(path: &Path) -> Option<&'static PinnedModel> {
+    let name = path.file_name()?;
+    PINNED_MODELS.iter().find(|m| name == m.file)
+}
+
+/// What to run to replace `model`'s file: the words every "damaged model" message uses.
+#[must_use]
+pub fn replace_hint(model: &PinnedModel) -> String {
+    format!(
+        "run `{} --model {}` to replace it",
+        config::SETUP_COMMAND,
+        model.name
+    )
+}
+
 /// Refuses a model file that is shorter than the pinned model of its name (a fetch or a
 /// copy cut short): loading it would fail in whisper.cpp with a less helpful message, or
 /// not at all. Files of other names, and any file at least as long, are left to the
@@ -171,10 +188,7 @@ pub fn pinned_model(name: &str) -> Result<&'static PinnedModel> {
 /// # Errors
 /// [`Error::ModelUnavailable`] naming the file, its size and the command that replaces it.
 pub fn check_model_file(path: &Path) -> Result<()> {
-    let Some(model) = path
-        .file_name()
-        .and_then(|name| PINNED_MODELS.iter().find(|m| name == m.file))
-    else {
+    let Some(model) = pinned_by_file(path) else {
         return Ok(());
     };
     let bytes = fs::metadata(path)
@@ -183,11 +197,10 @@ pub fn check_model_file(path: &Path) -> Result<()> {
     if bytes < model.file_bytes {
         return Err(Error::ModelUnavailable {
             message: format!(
-                "{} is incomplete ({bytes} of {} bytes): run `{} --model {}` to replace it",
+                "{} is incomplete ({bytes} of {} bytes): {}",
                 path.display(),
                 model.file_bytes,
-                config::SETUP_COMMAND,
-                model.name
+                replace_hint(model)
             ),
             source: None,
         });

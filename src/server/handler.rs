@@ -326,7 +326,7 @@ pub(crate) async fn transcriptions(
 
 /// The header that carries a successful answer's warning codes; the body stays the
 /// contract's `{"text": ...}`.
-pub(crate) const WARNING_HEADER: &str = "x-ctxscribe-warning";
+const WARNING_HEADER: &str = "x-ctxscribe-warning";
 
 fn warning_codes(warnings: &[crate::Warning]) -> Option<String> {
     (!warnings.is_empty()).then(|| {
