@@ -146,6 +146,7 @@ fn json_line(file: &str, transcript: &Transcript) -> String {
             .iter()
             .map(|w| json!({"code": w.code.as_str(), "message": w.message}))
             .collect::<Vec<_>>(),
+        "cpu_kernels": crate::engine::cpu_kernels_json(),
         "timings": {
             "decode_secs": round_ms(transcript.timings.decode.as_secs_f64()),
             "engine_secs": round_ms(transcript.timings.engine.as_secs_f64()),

@@ -49,6 +49,8 @@ impl Model {
         weights: Weights,
     ) -> Result<Self> {
         whisper_rs::install_logging_hooks();
+        // The CPU kernels are chosen (and registered with ggml) before the first model.
+        let kernels = super::kernels::cpu_kernels()?;
         if !model_path.is_file() {
             return Err(Error::ModelUnavailable {
                 message: format!(
@@ -62,13 +64,15 @@ impl Model {
         }
         fetch::check_model_file(model_path)?;
         let (context, bf16) =
-            load_context(model_path, weights).map_err(|e| Error::ModelUnavailable {
-                message: format!(
-                    "{} is not a loadable whisper.cpp model ({e}){}",
-                    model_path.display(),
-                    replace_hint(model_path)
-                ),
-                source: Some(Box::new(e)),
+            load_context(model_path, weights, kernels.has_bf16()).map_err(|e| {
+                Error::ModelUnavailable {
+                    message: format!(
+                        "{} is not a loadable whisper.cpp model ({e}){}",
+                        model_path.display(),
+                        replace_hint(model_path)
+                    ),
+                    source: Some(Box::new(e)),
+                }
             })?;
         let vad_model_path = vad_model_path.map(checked_vad_path).transpose()?;
         let vocabulary = Vocabulary::new(&context);
@@ -245,6 +249,7 @@ impl std::fmt::Debug for DecoderState {
 fn load_context(
     path: &Path,
     weights: Weights,
+    native_bf16: bool,
 ) -> std::result::Result<(WhisperContext, bool), whisper_rs::WhisperError> {
     let params = || {
         let mut params = WhisperContextParameters::default();
@@ -255,7 +260,7 @@ fn load_context(
         params
     };
     if weights == Weights::Fastest
-        && has_native_bf16()
+        && native_bf16
         && std::fs::metadata(path).is_ok_and(|file| weights::room_to_convert(file.len()))
         && let Ok(mut bytes) = std::fs::read(path)
         && crate::model::convert::f16_matrices_to_bf16(&mut bytes).is_some()
@@ -264,13 +269,6 @@ fn load_context(
         return Ok((context, true));
     }
     Ok((WhisperContext::new_with_params(path, params())?, false))
-}
-
-/// Whether ggml's CPU kernels multiply bf16 natively (built with AVX-512 BF16).
-fn has_native_bf16() -> bool {
-    // SAFETY: `ggml_cpu_has_avx512_bf16` takes no arguments, touches no state and returns
-    // a constant of how ggml was compiled.
-    unsafe { whisper_rs::whisper_rs_sys::ggml_cpu_has_avx512_bf16() != 0 }
 }
 
 impl DecoderState {

@@ -18,6 +18,7 @@ pub mod cancel;
 mod decode;
 mod detect;
 mod encoded;
+mod kernels;
 mod logits;
 mod pool;
 mod repeats;
@@ -33,6 +34,7 @@ use std::time::Instant;
 
 pub use biasing::{BiasPhrase, BiasStrength, MatchStatus, TermBias};
 pub use encoded::EncodedWindow;
+pub use kernels::{CpuKernels, cpu_kernels, cpu_kernels_json, cpu_kernels_loaded};
 pub use whisper::WhisperEngine;
 
 use crate::context::Languages;

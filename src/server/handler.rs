@@ -235,6 +235,7 @@ pub(crate) fn models(state: &AppState) -> Response<Full<Bytes>> {
                 "object": "model",
                 "created": state.loaded_at,
                 "owned_by": "ctxscribe",
+                "cpu_kernels": crate::engine::cpu_kernels_json(),
             }],
         }),
     )

@@ -150,6 +150,7 @@ async fn load_transcriber(config: &Config) -> Result<(ContextTranscriber, String
     info!(
         model = %model_name,
         multilingual = transcriber.is_multilingual(),
+        cpu_kernels = crate::engine::cpu_kernels_loaded().map_or_else(String::new, ToString::to_string),
         threads = config.threads,
         load_ms = ms(loading.elapsed()),
         "model loaded"
