@@ -119,6 +119,47 @@ if [ -x "$OUT/transcribe" ]; then
   step cli_prints_usage cli_fails 2 "usage: transcribe MODEL FILE" "$TINY"
 fi
 
+# A C host that finds the library through an install prefix, not the source tree:
+# `make install PREFIX=...`, then the example built with pkg-config (shared and static)
+# and with CMake's find_package, each run on jfk. A prefix under a regular file fails
+# with a clear message before anything is built.
+PREFIX_DIR=$OUT/prefix
+rm -rf "$PREFIX_DIR" "$OUT/cmake-build"
+installed_ok() { # BINARY: transcribes jfk
+  "$1" "$TINY" "$JFK" >"$OUT/installed.out" && cat "$OUT/installed.out" \
+    && tr 'A-Z' 'a-z' <"$OUT/installed.out" | grep -q "ask not what your country"
+}
+step make_install make install PREFIX="$PREFIX_DIR"
+export PKG_CONFIG_PATH=$PREFIX_DIR/lib/pkgconfig
+pkg_shared() {
+  # shellcheck disable=SC2046
+  "$CC" -std=c11 "${WARN[@]}" examples/c/transcribe.c $(pkg-config --cflags --libs ctxscribe) \
+    -Wl,-rpath,"$PREFIX_DIR/lib" -o "$OUT/transcribe_pkg" && installed_ok "$OUT/transcribe_pkg"
+}
+pkg_static() {
+  # shellcheck disable=SC2046
+  "$CC" -std=c11 "${WARN[@]}" examples/c/transcribe.c $(pkg-config --cflags ctxscribe) \
+    "$PREFIX_DIR/lib/libctxscribe.a" $(pkg-config --static --libs-only-l ctxscribe | sed 's/-lctxscribe //') \
+    -o "$OUT/transcribe_pkg_static" && installed_ok "$OUT/transcribe_pkg_static"
+}
+cmake_package() {
+  cmake -S examples/c -B "$OUT/cmake-build" -DCMAKE_PREFIX_PATH="$PREFIX_DIR" \
+    -DCMAKE_BUILD_RPATH="$PREFIX_DIR/lib" >/dev/null && cmake --build "$OUT/cmake-build" >/dev/null \
+    && installed_ok "$OUT/cmake-build/transcribe" && installed_ok "$OUT/cmake-build/transcribe_static"
+}
+bad_prefix_is_refused() {
+  local code=0
+  touch "$OUT/a-file"
+  bash scripts/install-c.sh "$OUT/a-file/prefix" 2>"$OUT/install.err" || code=$?
+  cat "$OUT/install.err"
+  [ "$code" -eq 1 ] && grep -q "cannot install into $OUT/a-file/prefix: $OUT/a-file is not a directory" "$OUT/install.err"
+}
+step pkg_config_shared_from_the_prefix pkg_shared
+step pkg_config_static_from_the_prefix pkg_static
+step cmake_find_package_from_the_prefix cmake_package
+step install_refuses_a_prefix_it_cannot_write bad_prefix_is_refused
+unset PKG_CONFIG_PATH
+
 # LeakSanitizer must catch an error object the caller forgot to free.
 leak_is_caught() {
   local code=0
