@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Tests the Python package as a user gets it: a fresh venv, `pip install .` from the
-# repository root (done as `pip wheel .` then `pip install` of that wheel: maturin builds
-# the abi3 wheel once, and test_new_user.py installs the same wheel into a venv of its
-# own, outside the checkout, with an empty HOME), then
+# Tests the Python package as a user gets it: a fresh venv and `pip install` of the
+# manylinux abi3 wheel `make wheel` builds (what `pip install .` builds, audited for its
+# manylinux tag; test_new_user.py installs the same wheel into a venv of its own, outside
+# the checkout, with an empty HOME and no build tools on PATH), then
 #   1. mypy.stubtest: python/ctxscribe/_native.pyi matches the compiled module,
 #   2. mypy --strict on the tests: the stubs type real usage (and reject wrong types),
 #   3. pytest python/tests against the INSTALLED package (real models, real audio).
@@ -32,12 +32,10 @@ rm -rf "$VENV"
 }
 PY=$VENV/bin/python
 
-step "pip install . (maturin builds the wheel; the first build compiles whisper.cpp)"
+step "make wheel (maturin builds the manylinux wheel; the first build compiles whisper.cpp)"
 t=$(date +%s)
-WHEELS=$ROOT/target/python-wheel
-rm -rf "$WHEELS"
-"$PY" -m pip wheel --quiet --no-deps --wheel-dir "$WHEELS" "$ROOT"
-WHEEL=$(ls "$WHEELS"/ctxscribe-*.whl)
+bash scripts/build-wheel.sh
+WHEEL=$(ls "$ROOT"/target/wheels/ctxscribe-*.whl)
 "$PY" -m pip install --quiet "$WHEEL"
 elapsed "$t"
 export CTXSCRIBE_TEST_WHEEL=$WHEEL
