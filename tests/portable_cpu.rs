@@ -105,7 +105,16 @@ fn every_module_this_cpu_runs_transcribes_jfk_exactly() {
     let (_, best, _) = transcribe(None, &jfk, None);
     let expected = best["text"].as_str().expect("text").to_owned();
     let mut ran = Vec::new();
-    for variant in ["x86-64-v2", "sandybridge", "haswell", "alderlake", "skylakex", "icelake", "zen4", "sapphirerapids"] {
+    for variant in [
+        "x86-64-v2",
+        "sandybridge",
+        "haswell",
+        "alderlake",
+        "skylakex",
+        "icelake",
+        "zen4",
+        "sapphirerapids",
+    ] {
         let (status, json, stderr) = transcribe(None, &jfk, Some(variant));
         if status == 3 && stderr.contains("this CPU cannot run those kernels") {
             continue;
@@ -128,7 +137,8 @@ fn a_bad_kernels_name_is_a_typed_error() {
     assert_eq!((status, json), (3, Value::Null), "{stderr}");
     assert!(
         stderr.contains("model_unavailable")
-            && stderr.contains("CTXSCRIBE_CPU_KERNELS=pentium: no such CPU kernels (auto, x86-64-v2, ")
+            && stderr
+                .contains("CTXSCRIBE_CPU_KERNELS=pentium: no such CPU kernels (auto, x86-64-v2, ")
             && stderr.contains("haswell"),
         "{stderr}"
     );
