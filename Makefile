@@ -7,7 +7,9 @@ export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 # The models: `make setup` installs them where the library looks (`ctxscribe models dir`,
 # ~/.local/share/ctxscribe/models by default) and links the checkout's models/ there.
 
-.PHONY: setup serve test lint fmt bench bench-contention eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
+PREFIX ?= /usr/local
+
+.PHONY: install wheel setup serve test lint fmt bench bench-contention bench-portable eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -25,6 +27,7 @@ test: setup lint
 	bash tests/fixtures/make-fixtures.sh target/fixtures/audio
 	bash scripts/setup-test-venv.sh
 	$(CARGO) test --release --workspace --all-features
+	bash scripts/check-package.sh
 	bash ffi/tests/run-c-tests.sh
 	bash python/run-tests.sh
 
@@ -68,6 +71,21 @@ eval-real-context: setup
 ## Regenerate include/ctxscribe.h after changing ffi/src (pinned cbindgen); commit it.
 header:
 	bash ffi/scripts/gen-header.sh
+
+## The Python package as a manylinux abi3 wheel in target/wheels/ (portable engine; pip
+## installs it without Rust or cmake).
+wheel:
+	bash scripts/build-wheel.sh
+
+## The portable engine (run-time CPU kernels) beside a -march=native build
+## (CTXSCRIBE_NATIVE=1, target/native), same files, one run.
+bench-portable: setup
+	python3 benches/portable.py
+
+## The C library for C/C++ hosts: lib/libctxscribe.{so,a}, include/ctxscribe.h,
+## lib/pkgconfig/ctxscribe.pc, lib/cmake/ctxscribe (`make install PREFIX=$$HOME/.local`).
+install:
+	bash scripts/install-c.sh $(PREFIX)
 
 ## The C ABI's C/C++ tests alone (ASan + UBSan), on the real models.
 c-test: setup

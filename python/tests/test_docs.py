@@ -52,6 +52,7 @@ ELSEWHERE = {
         "cargo build --release -p ctxscribe-ffi",
     ),
     "make scale-test": ("tests/scale.rs", 'join("docs/deploy.md")'),
+    "make install PREFIX=": ("ffi/tests/run-c-tests.sh", 'make install PREFIX="$PREFIX_DIR"'),
     "python examples/python/ray_batch.py": ("python/tests/test_ray_batch.py", '"docs" / "deploy.md"'),
 }
 
