@@ -25,7 +25,7 @@ use super::beam;
 use super::biasing::{MatchStatus, TermBias};
 use super::binding::DecoderState;
 use super::logits::{self, SplitMix64, StepRules};
-use super::repeats::{MAX_COMPRESSION_RATIO, compression_ratio, repeat_start};
+use super::repeats::{MAX_COMPRESSION_RATIO, compression_ratio, loop_start, repeat_start};
 use super::tokens::Vocabulary;
 use crate::context::Language;
 use crate::error::{Error, Result};
@@ -196,11 +196,22 @@ pub(crate) fn fall_back(
         failed
             .into_iter()
             .max_by(|a, b| a.avg_logprob.total_cmp(&b.avg_logprob))
+            .map(|looped| one_copy(vocabulary, looped))
     });
     best.ok_or_else(|| Error::TranscriptionFailed {
         message: "no decoding attempt".into(),
         source: None,
     })
+}
+
+/// `decoded` (every attempt looped) with its text cut after the loop's first copy
+/// ([`loop_start`]): what was read once, not the loop.
+fn one_copy(vocabulary: &Vocabulary, mut decoded: Decoded) -> Decoded {
+    if let Some(cut) = loop_start(vocabulary, &decoded.tokens) {
+        decoded.tokens.truncate(cut);
+        decoded.compression_ratio = compression_ratio(&vocabulary.text_of(&decoded.tokens));
+    }
+    decoded
 }
 
 /// Attempt `index` of the temperature fallback, seeded by its index; judged silence

@@ -54,6 +54,33 @@ fn repeat_start_of(vocabulary: &Vocabulary, tokens: &[i32], min_doubled: usize) 
     None
 }
 
+/// Where a loop that fills the end of `tokens` starts repeating: the periodic tail of
+/// their text tokens (timestamps aside), at least two copies of a span from
+/// [`MIN_REPEATED_SPAN`] tokens or three from [`MIN_TRIPLED_SPAN`], is followed back to
+/// its first copy; the index in `tokens` of the first token after that copy. A decode
+/// whose every attempt looped keeps one copy of what it read, not the loop.
+pub(crate) fn loop_start(vocabulary: &Vocabulary, tokens: &[i32]) -> Option<usize> {
+    let text: Vec<(usize, i32)> = tokens
+        .iter()
+        .enumerate()
+        .filter(|&(_, &t)| vocabulary.is_text(t))
+        .map(|(i, &t)| (i, t))
+        .collect();
+    let n = text.len();
+    for len in MIN_TRIPLED_SPAN..=n / 2 {
+        let copies_needed = if len >= MIN_REPEATED_SPAN { 2 } else { 3 };
+        // The periodic tail: from `start` on, every token equals the one `len` later.
+        let mut start = n - len;
+        while start > 0 && text[start - 1].1 == text[start - 1 + len].1 {
+            start -= 1;
+        }
+        if n - start >= len * copies_needed {
+            return text.get(start + len).map(|&(i, _)| i);
+        }
+    }
+    None
+}
+
 /// `text`'s length over its zlib-compressed length: repeated text compresses well.
 pub(crate) fn compression_ratio(text: &str) -> f32 {
     if text.is_empty() {
@@ -104,6 +131,34 @@ mod tests {
             "very, very, very"
         );
         assert_eq!(repeat_start(&v, &[]), None);
+    }
+
+    #[test]
+    fn a_loop_is_followed_back_to_its_first_copy() {
+        let v = tiny_vocabulary();
+        let ts = v.special.timestamp_begin;
+        // "And so my fellow Americans." read again and again, cut off mid-copy.
+        let copy = [3, 4, 5, 10, 1, 2];
+        let mut looped = vec![ts, 9];
+        for _ in 0..6 {
+            looped.extend(copy);
+        }
+        looped.extend(&copy[..3]);
+        assert_eq!(loop_start(&v, &looped), Some(2 + 6), "keep 9 and one copy");
+        assert_eq!(
+            loop_start(&v, &looped[..2 + 12]),
+            None,
+            "two short copies stay"
+        );
+        let long = [3, 4, 5, 10, 1, 2, 9, 8];
+        let twice: Vec<i32> = long.iter().chain(&long).copied().collect();
+        assert_eq!(loop_start(&v, &twice), Some(8));
+        assert_eq!(
+            loop_start(&v, &[3, 11, 3, 11, 3, 11]),
+            None,
+            "very, very, very"
+        );
+        assert_eq!(loop_start(&v, &[]), None);
     }
 
     #[test]
