@@ -137,7 +137,10 @@ fn choose() -> std::result::Result<CpuKernels, String> {
                 Ok(kernels) => return Ok(kernels),
                 Err(error) => unloadable.push(error),
             },
-            Ok(module) => rejected.push(module),
+            Ok(module) => {
+                module.remove_temporary_file();
+                rejected.push(module);
+            }
             // E.g. a system without the OpenMP runtime the module links (libgomp.so.1):
             // the next variant or the linked-in kernels still run.
             Err(error) => unloadable.push(error),
@@ -165,6 +168,7 @@ fn chosen_by_name(name: &str) -> std::result::Result<CpuKernels, String> {
     };
     let module = Module::open(variant, bytes)?;
     if module.score() == 0 {
+        module.remove_temporary_file();
         return Err(format!(
             "{KERNELS_VARIABLE}={name}: this CPU cannot run those kernels"
         ));
@@ -251,10 +255,23 @@ fn features_of(reg: sys::ggml_backend_reg_t) -> Vec<String> {
 struct Module {
     /// `/proc/self/fd/N` of the memory file, or a temporary file's path.
     path: CString,
-    handle: *mut c_void,
+    handle: Library,
     /// The memory file (kept open while the module may be loaded), or none for a
-    /// temporary file (removed once loaded: the mapping outlives the name).
+    /// temporary file (removed once scored or loaded: the mapping outlives the name).
     memory: Option<OwnedFd>,
+}
+
+/// A `dlopen` handle, closed when dropped.
+struct Library(*mut c_void);
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: the handle came from `dlopen` and nothing from the module is in use
+            // (only its score function was called).
+            unsafe { libc::dlclose(self.0) };
+        }
+    }
 }
 
 impl Module {
@@ -276,10 +293,11 @@ impl Module {
         let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         let module = Module {
             path,
-            handle,
+            handle: Library(handle),
             memory,
         };
         if handle.is_null() {
+            module.remove_temporary_file();
             return Err(failed(&module.path.to_string_lossy(), &dl_error()));
         }
         Ok(module)
@@ -295,7 +313,7 @@ impl Module {
     fn score(&self) -> u32 {
         type Score = unsafe extern "C" fn() -> i32;
         // SAFETY: `handle` is open and the name is NUL-terminated.
-        let address = unsafe { libc::dlsym(self.handle, c"ggml_backend_score".as_ptr()) };
+        let address = unsafe { libc::dlsym(self.handle.0, c"ggml_backend_score".as_ptr()) };
         if address.is_null() {
             return 0;
         }
@@ -309,7 +327,7 @@ impl Module {
     /// Registers the module's backend with ggml in place of the linked-in one, so that
     /// whisper.cpp's "the CPU device" is this one.
     fn register(self, variant: &str) -> std::result::Result<CpuKernels, String> {
-        silence_logs(self.handle);
+        silence_logs(self.handle.0);
         // SAFETY: `path` names the open module; ggml opens it again (a second reference
         // to the same mapping), calls its `ggml_backend_init` and keeps it registered.
         let reg = unsafe { sys::ggml_backend_load(self.path.as_ptr()) };
@@ -329,22 +347,15 @@ impl Module {
             fallback: None,
         };
         // The module stays loaded for the life of the process (ggml holds its own
-        // reference); its memory file and name are kept with it.
-        let mut module = std::mem::ManuallyDrop::new(self);
-        let kept = (std::mem::take(&mut module.path), module.memory.take());
-        let _ = LOADED_MODULE.set(kept);
+        // reference, this one is never closed); its memory file and name are kept.
+        let Module {
+            path,
+            handle,
+            memory,
+        } = self;
+        std::mem::forget(handle);
+        let _ = LOADED_MODULE.set((path, memory));
         Ok(kernels)
-    }
-}
-
-impl Drop for Module {
-    fn drop(&mut self) {
-        self.remove_temporary_file();
-        if !self.handle.is_null() {
-            // SAFETY: `handle` came from `dlopen` and nothing from the module is in use
-            // (only its score function was called).
-            unsafe { libc::dlclose(self.handle) };
-        }
     }
 }
 
