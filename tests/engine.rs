@@ -703,3 +703,46 @@ fn every_format_family_transcribes_jfk() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// jfk cut mid-sentence (the first 2.0-4.0 s: "And so my fellow Americans, ask not"):
+/// every temperature attempt of tiny.en read "And so my fellow Americans." again and
+/// again at 3.2 s. Whatever the attempts do, the transcript holds what was said once.
+#[test]
+fn a_clip_cut_mid_sentence_is_not_read_again_and_again() {
+    let clip = real_clip("en_whisper_jfk");
+    let bytes = std::fs::read(&clip.path).expect("read");
+    let pcm = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
+        .expect("decode");
+    let tiny = ContextTranscriber::builder()
+        .with_model_path(model("ggml-tiny.en.bin"))
+        .with_vad_model_path(model("silero-v6.2.0-ggml.bin"))
+        .build()
+        .expect("tiny.en");
+    for (name, transcriber) in [("tiny.en", &tiny), ("base", base_transcriber())] {
+        for seconds in [2.0, 2.6, 3.2, 4.0] {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let samples = pcm.samples[..(seconds * 16_000.0) as usize].to_vec();
+            let transcript = transcriber
+                .transcribe_blocking(
+                    Audio::Pcm {
+                        samples,
+                        sample_rate: 16_000,
+                    },
+                    vec![],
+                    Languages::One(lang("en")),
+                    Dictionary::default(),
+                )
+                .expect("transcribe");
+            let said = words(&transcript.text);
+            let repeated = said
+                .windows(3)
+                .enumerate()
+                .any(|(i, gram)| said[i + 1..].windows(3).any(|later| later == gram));
+            assert!(
+                !repeated && said.len() <= 8,
+                "{name}, first {seconds} s: {:?}",
+                transcript.text
+            );
+        }
+    }
+}
