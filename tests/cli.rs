@@ -214,6 +214,7 @@ fn json_lines_carry_text_language_segments_and_timings() {
         }
         assert_eq!(texts.join(" "), line["text"].as_str().unwrap_or(""));
         assert!(line["timings"]["total_secs"].as_f64() > Some(0.0), "{line}");
+        assert!(line["cpu_kernels"]["variant"].is_string(), "{line}");
     }
 }
 

@@ -184,6 +184,18 @@ fn models_list_the_loaded_model() {
     assert_eq!(model["object"], "model");
     assert_eq!(model["owned_by"], "ctxscribe");
     assert!(model["created"].as_u64().is_some_and(|t| t > 1_600_000_000));
+    // The CPU kernels the engine chose: a name and ggml's features of them.
+    let kernels = &model["cpu_kernels"];
+    assert!(
+        kernels["variant"].as_str().is_some_and(|v| !v.is_empty()),
+        "{model}"
+    );
+    assert!(
+        kernels["features"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|x| x == "SSE3")),
+        "{model}"
+    );
 
     let post = http(
         server.addr,
