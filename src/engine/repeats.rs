@@ -32,16 +32,11 @@ pub(crate) fn ends_doubled(vocabulary: &Vocabulary, decoded: &Decoded) -> bool {
 
 /// [`repeat_start`] with two copies of spans from `min_doubled` tokens on.
 fn repeat_start_of(vocabulary: &Vocabulary, tokens: &[i32], min_doubled: usize) -> Option<usize> {
-    let text: Vec<(usize, i32)> = tokens
-        .iter()
-        .enumerate()
-        .filter(|&(_, &t)| vocabulary.is_text(t))
-        .map(|(i, &t)| (i, t))
-        .collect();
+    let text = text_tokens(vocabulary, tokens);
     let n = text.len();
     let same = |a: usize, b: usize, len: usize| (0..len).all(|k| text[a + k].1 == text[b + k].1);
     for len in MIN_TRIPLED_SPAN..=n / 2 {
-        let copies_needed = if len >= min_doubled { 2 } else { 3 };
+        let copies_needed = copies_needed(len, min_doubled);
         if n < len * copies_needed {
             continue;
         }
@@ -60,15 +55,10 @@ fn repeat_start_of(vocabulary: &Vocabulary, tokens: &[i32], min_doubled: usize) 
 /// its first copy; the index in `tokens` of the first token after that copy. A decode
 /// whose every attempt looped keeps one copy of what it read, not the loop.
 pub(crate) fn loop_start(vocabulary: &Vocabulary, tokens: &[i32]) -> Option<usize> {
-    let text: Vec<(usize, i32)> = tokens
-        .iter()
-        .enumerate()
-        .filter(|&(_, &t)| vocabulary.is_text(t))
-        .map(|(i, &t)| (i, t))
-        .collect();
+    let text = text_tokens(vocabulary, tokens);
     let n = text.len();
     for len in MIN_TRIPLED_SPAN..=n / 2 {
-        let copies_needed = if len >= MIN_REPEATED_SPAN { 2 } else { 3 };
+        let copies_needed = copies_needed(len, MIN_REPEATED_SPAN);
         // The periodic tail: from `start` on, every token equals the one `len` later.
         let mut start = n - len;
         while start > 0 && text[start - 1].1 == text[start - 1 + len].1 {
@@ -79,6 +69,22 @@ pub(crate) fn loop_start(vocabulary: &Vocabulary, tokens: &[i32]) -> Option<usiz
         }
     }
     None
+}
+
+/// The text tokens of `tokens` (timestamps and other specials aside), each with its index.
+fn text_tokens(vocabulary: &Vocabulary, tokens: &[i32]) -> Vec<(usize, i32)> {
+    tokens
+        .iter()
+        .enumerate()
+        .filter(|&(_, &t)| vocabulary.is_text(t))
+        .map(|(i, &t)| (i, t))
+        .collect()
+}
+
+/// Copies of a `len`-token span that make a repeat: two from `min_doubled` tokens on,
+/// else three.
+fn copies_needed(len: usize, min_doubled: usize) -> usize {
+    if len >= min_doubled { 2 } else { 3 }
 }
 
 /// `text`'s length over its zlib-compressed length: repeated text compresses well.
