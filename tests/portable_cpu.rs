@@ -64,21 +64,30 @@ fn transcribe(cpu: Option<&str>, file: &Path, kernels: Option<&str>) -> (i32, Va
     )
 }
 
-fn is_portable_build() -> bool {
+/// jfk's text from this machine's best kernels, or `None` for a build with nothing to
+/// emulate or choose (not x86-64, or a CTXSCRIBE_NATIVE=1 build, which runs only where it
+/// was built, by design).
+fn portable_jfk_text() -> Option<String> {
+    if !cfg!(target_arch = "x86_64") {
+        return None;
+    }
     let (status, json, stderr) = transcribe_jfk(None);
     assert_eq!(status, 0, "{stderr}");
-    json["cpu_kernels"]["variant"] != "native"
+    (json["cpu_kernels"]["variant"] != "native")
+        .then(|| json["text"].as_str().expect("text").to_owned())
+}
+
+/// The project's 30 s silence fixture: the engine answers it without transcribing.
+fn silence() -> PathBuf {
+    audio_fixture("long_silence_30s_opus.ogg")
 }
 
 #[test]
 fn older_cpus_transcribe_jfk_exactly_on_their_own_kernels() {
-    if !cfg!(target_arch = "x86_64") || !is_portable_build() {
-        // A CTXSCRIBE_NATIVE=1 build runs only where it was built, by design.
+    let Some(expected) = portable_jfk_text() else {
         eprintln!("not a portable x86-64 build: nothing to emulate");
         return;
-    }
-    let (_, native, _) = transcribe_jfk(None);
-    let expected = native["text"].as_str().expect("text").to_owned();
+    };
     assert!(
         wer(&real_clip("en_whisper_jfk").reference, &expected) < 0.1,
         "{expected}"
@@ -97,13 +106,11 @@ fn older_cpus_transcribe_jfk_exactly_on_their_own_kernels() {
 
 #[test]
 fn every_module_this_cpu_runs_transcribes_jfk_exactly() {
-    if !cfg!(target_arch = "x86_64") || !is_portable_build() {
+    let Some(expected) = portable_jfk_text() else {
         eprintln!("not a portable x86-64 build: no modules");
         return;
-    }
+    };
     let jfk = real_clip("en_whisper_jfk").path;
-    let (_, best, _) = transcribe(None, &jfk, None);
-    let expected = best["text"].as_str().expect("text").to_owned();
     let mut ran = Vec::new();
     for variant in [
         "x86-64-v2",
@@ -130,7 +137,7 @@ fn every_module_this_cpu_runs_transcribes_jfk_exactly() {
 
 #[test]
 fn a_bad_kernels_name_is_a_typed_error() {
-    if !cfg!(target_arch = "x86_64") || !is_portable_build() {
+    if portable_jfk_text().is_none() {
         return;
     }
     let (status, json, stderr) = transcribe(None, &silence(), Some("pentium"));
@@ -144,31 +151,9 @@ fn a_bad_kernels_name_is_a_typed_error() {
     );
 }
 
-/// Two seconds of digital silence as a 16 kHz 16-bit mono wav, under target/.
-fn silence() -> PathBuf {
-    let path = repo_root().join("target/portable-cpu-silence.wav");
-    let samples = 32_000u32;
-    let mut wav = Vec::new();
-    wav.extend_from_slice(b"RIFF");
-    wav.extend_from_slice(&(36 + samples * 2).to_le_bytes());
-    wav.extend_from_slice(b"WAVEfmt ");
-    wav.extend_from_slice(&16u32.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&16_000u32.to_le_bytes());
-    wav.extend_from_slice(&32_000u32.to_le_bytes());
-    wav.extend_from_slice(&2u16.to_le_bytes());
-    wav.extend_from_slice(&16u16.to_le_bytes());
-    wav.extend_from_slice(b"data");
-    wav.extend_from_slice(&(samples * 2).to_le_bytes());
-    wav.resize(wav.len() + samples as usize * 2, 0);
-    std::fs::write(&path, wav).expect("write the silence");
-    path
-}
-
 #[test]
 fn a_cpu_below_the_floor_gets_a_typed_error_not_sigill() {
-    if !cfg!(target_arch = "x86_64") || !is_portable_build() {
+    if portable_jfk_text().is_none() {
         eprintln!("not a portable x86-64 build: nothing to emulate");
         return;
     }
