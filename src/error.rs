@@ -77,6 +77,15 @@ pub enum Error {
         #[source]
         source: Option<BoxError>,
     },
+
+    /// The caller cancelled the transcription (a [`crate::CancelToken`]).
+    #[error("transcription cancelled")]
+    Cancelled,
+
+    /// The transcription did not finish before its deadline (the run's timeout or the
+    /// transcriber's).
+    #[error("transcription failed: it did not finish within its time limit")]
+    DeadlineExceeded,
 }
 
 /// `Result` with the library's [`Error`].
@@ -106,6 +115,12 @@ pub enum ErrorClass {
 /// | `audio_too_long` | decoded audio over the duration limit | 400 |
 /// | `model_unavailable` | model file missing or unloadable | 500 |
 /// | `transcription_failed` | engine or provider failure | 502 |
+/// | `cancelled` | the caller cancelled | 502 as `transcription_failed` |
+/// | `deadline_exceeded` | the time limit passed | 502 as `transcription_failed` |
+///
+/// The last two tell a library caller (Rust, C, Python) why a run stopped; the HTTP
+/// contract has no codes for them and answers [`ErrorCode::http_code`]
+/// (`transcription_failed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
     /// `invalid_request`: a request field or option is malformed or over a limit.
@@ -120,13 +135,17 @@ pub enum ErrorCode {
     AudioTooLong,
     /// `model_unavailable`: the model is missing or cannot be loaded.
     ModelUnavailable,
-    /// `transcription_failed`: the engine or a provider failed, or the timeout passed.
+    /// `transcription_failed`: the engine or a provider failed.
     TranscriptionFailed,
+    /// `cancelled`: the caller cancelled the run.
+    Cancelled,
+    /// `deadline_exceeded`: the run's time limit passed.
+    DeadlineExceeded,
 }
 
 impl ErrorCode {
     /// Every code, in the contract's order (the C status values follow it).
-    pub const ALL: [ErrorCode; 7] = [
+    pub const ALL: [ErrorCode; 9] = [
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedAudioType,
         ErrorCode::AudioDecodeFailed,
@@ -134,6 +153,8 @@ impl ErrorCode {
         ErrorCode::AudioTooLong,
         ErrorCode::ModelUnavailable,
         ErrorCode::TranscriptionFailed,
+        ErrorCode::Cancelled,
+        ErrorCode::DeadlineExceeded,
     ];
 
     /// The stable string (`"invalid_request"`, ...). Never changes for a given code.
@@ -147,6 +168,18 @@ impl ErrorCode {
             ErrorCode::AudioTooLong => "audio_too_long",
             ErrorCode::ModelUnavailable => "model_unavailable",
             ErrorCode::TranscriptionFailed => "transcription_failed",
+            ErrorCode::Cancelled => "cancelled",
+            ErrorCode::DeadlineExceeded => "deadline_exceeded",
+        }
+    }
+
+    /// The code the HTTP contract answers with: itself, except that a cancelled run and
+    /// one past its deadline are `transcription_failed` there.
+    #[must_use]
+    pub const fn http_code(self) -> ErrorCode {
+        match self {
+            ErrorCode::Cancelled | ErrorCode::DeadlineExceeded => ErrorCode::TranscriptionFailed,
+            code => code,
         }
     }
 
@@ -160,7 +193,9 @@ impl ErrorCode {
             | ErrorCode::AudioTooLong => 400,
             ErrorCode::FileTooLarge => 413,
             ErrorCode::ModelUnavailable => 500,
-            ErrorCode::TranscriptionFailed => 502,
+            ErrorCode::TranscriptionFailed | ErrorCode::Cancelled | ErrorCode::DeadlineExceeded => {
+                502
+            }
         }
     }
 
@@ -220,6 +255,8 @@ impl Error {
             Error::AudioTooLong { .. } => ErrorCode::AudioTooLong,
             Error::ModelUnavailable { .. } => ErrorCode::ModelUnavailable,
             Error::TranscriptionFailed { .. } => ErrorCode::TranscriptionFailed,
+            Error::Cancelled => ErrorCode::Cancelled,
+            Error::DeadlineExceeded => ErrorCode::DeadlineExceeded,
         }
     }
 
@@ -232,7 +269,10 @@ impl Error {
             | Error::AudioDecode { .. }
             | Error::FileTooLarge { .. }
             | Error::AudioTooLong { .. } => Some("file"),
-            Error::ModelUnavailable { .. } | Error::TranscriptionFailed { .. } => None,
+            Error::ModelUnavailable { .. }
+            | Error::TranscriptionFailed { .. }
+            | Error::Cancelled
+            | Error::DeadlineExceeded => None,
         }
     }
 
@@ -273,6 +313,8 @@ mod tests {
                 ("audio_too_long", 400),
                 ("model_unavailable", 500),
                 ("transcription_failed", 502),
+                ("cancelled", 502),
+                ("deadline_exceeded", 502),
             ]
         );
         for code in ErrorCode::ALL {

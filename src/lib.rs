@@ -4,7 +4,7 @@
 //! m4a, ogg) into one transcript, optionally helped by chat-style context `messages` and a
 //! `dictionary` of terms, in one of the allowed `languages`.
 //!
-//! The modules mirror the pipeline: [`audio`] (probe, decode, downmix, resample to
+//! [`pipeline`] runs the stages in order; the modules mirror them: [`audio`] (probe, decode, downmix, resample to
 //! 16 kHz mono f32) -> [`context`] (validated request fields, prompt) -> `engine`
 //! (whisper.cpp, or a remote endpoint through [`providers`]) -> `correction` (spoken
 //! forms; optionally an LLM whose edits are checked) -> [`transcript`]. [`model`]
@@ -23,28 +23,28 @@ pub mod context;
 #[doc(hidden)]
 pub mod correction;
 // The whisper.cpp engine. Public for the benches and integration tests, which drive it
-// directly; not part of the API (`Decoding` and `CancelFlag` are re-exported).
+// directly; not part of the API (`Decoding`, `Weights` and `CancelToken` are re-exported).
 #[doc(hidden)]
 pub mod engine;
 pub mod error;
 pub mod model;
+pub mod pipeline;
 pub mod providers;
 mod request;
 #[cfg(feature = "server")]
 pub mod server;
-pub mod streaming;
 mod transcriber;
 pub mod transcript;
 
 pub use audio::AudioLimits;
 pub use context::{Dictionary, Language, Languages, Message, Role};
 pub use correction::judge::{EditSource, Verdict};
-pub use engine::{Decoding, Weights};
+pub use engine::{CancelToken, Decoding, Weights};
 pub use error::{Error, ErrorClass, ErrorCode, Result};
+pub use pipeline::{Event, RunOptions, TranscriptStream};
 pub use providers::{EndpointConfig, SpeechProvider};
 pub use request::{
     Audio, CheckedAudio, MAX_PCM_SAMPLE_RATE, MIN_PCM_SAMPLE_RATE, TranscriptionRequest,
 };
-pub use streaming::CancelFlag;
 pub use transcriber::{ContextTranscriber, ContextTranscriberBuilder};
 pub use transcript::{Segment, StageTimings, Transcript, Warning, WarningCode};

@@ -1,6 +1,6 @@
 //! The request, checked once: [`CheckedAudio`] (size and container type, or PCM rate and
 //! length) and [`TranscriptionRequest`] (the audio with its validated context), which
-//! [`ContextTranscriber::transcribe_request`](crate::ContextTranscriber::transcribe_request)
+//! [`ContextTranscriber::run`](crate::ContextTranscriber::run)
 //! takes as it is.
 
 use crate::audio::{AudioLimits, ProbedAudio};
@@ -139,8 +139,9 @@ impl CheckedAudio {
 }
 
 /// One transcription request with every field checked: what
-/// [`ContextTranscriber::transcribe_request`](crate::ContextTranscriber::transcribe_request)
-/// takes, without checking anything again.
+/// [`ContextTranscriber::run`](crate::ContextTranscriber::run) and
+/// [`ContextTranscriber::stream`](crate::ContextTranscriber::stream) take, without
+/// checking anything again.
 ///
 /// Fields arriving as text go through the library's parsers first
 /// ([`context::parse_messages`], [`context::parse_languages`],

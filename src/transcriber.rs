@@ -1,44 +1,18 @@
 //! [`ContextTranscriber`]: the one operation of the library, audio in, transcript out.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use crate::audio::{AudioLimits, TARGET_SAMPLE_RATE};
+use crate::audio::AudioLimits;
 use crate::config;
-use crate::context::TermOrigin;
-use crate::context::prompt::MAX_GLOSSARY_TERMS;
-use crate::context::{self, ContextLayers, ContextTerms, Dictionary, Languages, Message};
-use crate::correction::judge::{
-    EditSource, Verdict, candidate_edits, check_homophone_edits, judge,
-};
-use crate::correction::{Corrector, contains_word};
-use crate::engine::{
-    BiasStrength, Decoding, EngineConfig, EngineOutput, EngineRequest, TermBias, Weights,
-    WhisperEngine, WindowPasses,
-};
+use crate::context::{ContextLayers, Dictionary, Languages, Message};
+use crate::engine::{Decoding, EngineConfig, Weights, WhisperEngine};
 use crate::error::{Error, Result};
-use crate::providers::{self, EndpointConfig, LlmCorrector, SpeechProvider};
+use crate::pipeline::{Pipeline, RunOptions, TranscriptStream};
+use crate::providers::{self, EndpointConfig, LlmCorrector};
 use crate::request::{Audio, TranscriptionRequest};
-use crate::transcript::{StageTimings, Transcript, align_segments};
-
-/// Beams of the context pass's second try, after its greedy decode lost the speech.
-const FALLBACK_BEAMS: usize = 3;
-/// Biasing weight of a dictionary term (the caller says it matters).
-const DICTIONARY_BIAS_WEIGHT: f32 = 1.0;
-/// Biasing weight of a term mined from the messages (it may not be said).
-const MINED_BIAS_WEIGHT: f32 = 0.8;
-
-/// A window's text as [`ContextTranscriber::transcribe_observed`] reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WindowText<'a> {
-    /// The window's plain decode so far: the segments its first (greedy,
-    /// temperature-0) attempt has closed. A later attempt may still replace it.
-    Decoding(&'a str),
-    /// The window's final text, the context's corrections included.
-    Final(&'a str),
-}
+use crate::transcript::Transcript;
 
 /// Transcribes audio files, helped by chat-style context and a dictionary of terms.
 ///
@@ -62,18 +36,7 @@ pub(crate) enum WindowText<'a> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct ContextTranscriber {
-    inner: Arc<Inner>,
-}
-
-#[derive(Debug)]
-struct Inner {
-    /// The embedded engine or a remote endpoint.
-    engine: Box<dyn SpeechProvider>,
-    /// The optional LLM correction step.
-    llm: Option<LlmCorrector>,
-    limits: AudioLimits,
-    timeout: Option<Duration>,
-    layers: ContextLayers,
+    inner: Arc<Pipeline>,
 }
 
 impl ContextTranscriber {
@@ -104,19 +67,9 @@ impl ContextTranscriber {
         .await
     }
 
-    /// Transcribes a request checked already ([`TranscriptionRequest`]): nothing is
-    /// validated or probed again. Like [`ContextTranscriber::transcribe`] otherwise.
-    ///
-    /// # Errors
-    /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
-    pub async fn transcribe_request(&self, request: TranscriptionRequest) -> Result<Transcript> {
-        let this = self.clone();
-        off_the_async_threads(move || this.transcribe_request_blocking(request)).await
-    }
-
     /// Like [`ContextTranscriber::transcribe`], on the calling thread; blocks until done.
     /// Checks the inputs ([`TranscriptionRequest::check`]), then
-    /// [`ContextTranscriber::transcribe_request_blocking`].
+    /// [`ContextTranscriber::run`].
     ///
     /// # Errors
     /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
@@ -134,356 +87,71 @@ impl ContextTranscriber {
             dictionary,
             &self.inner.limits,
         )?;
-        self.transcribe_request_blocking(request)
+        self.run(request, RunOptions::new())
     }
 
-    /// A checked request's transcript, on the calling thread; blocks until done.
-    ///
-    /// The pipeline, stage by stage: decode the audio ->
-    /// the context's terms ([`ContextTerms`]) -> per window of speech, one encoding and
-    /// its plain decode, then the context judge (`judge_window`) on
-    /// the same encoding -> the optional LLM review -> the [`Transcript`].
-    ///
-    /// The context goes through the layers switched on with
-    /// [`ContextTranscriberBuilder::with_context_layers`]: the terms of the dictionary and
-    /// those mined from the messages; a first, unprompted decoding; spoken-to-written
-    /// correction ([`Corrector`]); while a term is unwritten, a decoding of the same
-    /// encoding prompted with and biased towards the terms the first one sounds like,
-    /// then one prompted with the messages and all the terms; the terms they write are
-    /// merged into the first transcript where it has words that sound like them
-    /// ([`Corrector::merge_second_pass`]), and the second replaces it when it writes
-    /// more terms and is the same transcript ([`Corrector::prefer_second_pass`]).
+    /// Checks the inputs against this transcriber's limits ([`TranscriptionRequest::check`]):
+    /// a request for [`ContextTranscriber::run`] or [`ContextTranscriber::stream`].
     ///
     /// # Errors
-    /// Every failure is an [`Error`] whose [`Error::code`] is the contract code.
-    pub fn transcribe_request_blocking(&self, request: TranscriptionRequest) -> Result<Transcript> {
-        self.transcribe_observed(request, &mut |_: WindowText<'_>| {})
+    /// The contract's client errors (`invalid_request`, `unsupported_audio_type`, ...).
+    pub fn request(
+        &self,
+        audio: Audio,
+        messages: Vec<Message>,
+        languages: Languages,
+        dictionary: Dictionary,
+    ) -> Result<TranscriptionRequest> {
+        TranscriptionRequest::check(audio, messages, languages, dictionary, &self.inner.limits)
     }
 
-    /// [`ContextTranscriber::transcribe_request_blocking`], handing `on_text` each
-    /// window's text as soon as it is known (for `crate::streaming`): while a window is
-    /// decoded ([`WindowText::Decoding`], requests whose context gives no terms only),
-    /// and once it is final ([`WindowText::Final`]), in the engine's window order.
-    pub(crate) fn transcribe_observed(
+    /// A checked request's transcript, on the calling thread; blocks until done. The one
+    /// entry point every other form goes through: `options` carries the run's cancel
+    /// token, time limit and event sink (see [`crate::pipeline`] for the stages and the
+    /// events).
+    ///
+    /// # Errors
+    /// Every failure is an [`Error`] whose [`Error::code`] is the contract code;
+    /// [`Error::Cancelled`] once the token is cancelled, [`Error::DeadlineExceeded`] once
+    /// the time limit passes, [`Error::TranscriptionFailed`] when the event sink panics.
+    pub fn run(
         &self,
         request: TranscriptionRequest,
-        on_text: &mut (dyn FnMut(WindowText<'_>) + Send),
+        options: RunOptions<'_>,
     ) -> Result<Transcript> {
-        let TranscriptionRequest {
-            audio,
-            messages,
-            languages,
-            dictionary,
-        } = request;
-        let started = Instant::now();
-        let deadline = self.inner.timeout.map(|t| started + t);
-        let warnings = audio.warnings();
-        let samples = audio.decode(&self.inner.limits)?;
-        let decoded = Instant::now();
-        let terms = ContextTerms::from_context(&messages, &dictionary);
-        let (output, edits) =
-            self.recognise(&samples, &languages, &messages, &terms, deadline, on_text)?;
-        let mut text = output.text;
-        // The optional LLM correction, after the phonetic one; only the edits
-        // `correction::llm::review` can justify are kept.
-        if let Some(llm) = &self.inner.llm
-            && self.inner.layers.correction
-            && !text.is_empty()
-        {
-            text = llm
-                .correct(&text, &terms, &messages, output.language, deadline)?
-                .text;
-        }
-        let finished = Instant::now();
-        let audio_secs = samples.len() as f64 / f64::from(TARGET_SAMPLE_RATE);
-        Ok(Transcript {
-            segments: align_segments(&output.segments, &text, audio_secs),
-            text,
-            language: output.language,
-            audio_secs,
-            timings: StageTimings {
-                decode: decoded - started,
-                engine: finished - decoded,
-                total: finished - started,
-            },
-            edits,
-            warnings,
-        })
+        self.inner.run(request, options)
     }
 
-    /// The speech provider's transcript of `samples`, each window judged with the
-    /// context's `terms` (`judge_window`) on its own encoding, and
-    /// the judge's verdicts.
-    fn recognise(
+    /// The events of a run of `request` as an iterator, the run on a thread of its own:
+    /// deltas, segments and progress, then [`crate::Event::Done`] with the transcript (or
+    /// one error). The options' cancel token and time limit apply; their event sink, if
+    /// any, gets every event too, on the run's thread. Dropping the stream stops the run.
+    ///
+    /// ```no_run
+    /// use ctxscribe::{CancelToken, ContextTranscriber, Dictionary, Event, Languages, RunOptions};
+    /// # fn main() -> ctxscribe::Result<()> {
+    /// let transcriber = ContextTranscriber::builder().build()?;
+    /// let audio = std::fs::read("note.webm").expect("readable file");
+    /// let request =
+    ///     transcriber.request(audio.into(), vec![], Languages::Auto, Dictionary::default())?;
+    /// let options = RunOptions::new().with_cancel(CancelToken::new());
+    /// for event in transcriber.stream(request, options) {
+    ///     match event? {
+    ///         Event::Delta(text) => print!("{text}"),
+    ///         Event::Done(transcript) => println!("\n{} s of audio", transcript.audio_secs),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn stream(
         &self,
-        samples: &[f32],
-        languages: &Languages,
-        messages: &[Message],
-        terms: &ContextTerms,
-        deadline: Option<Instant>,
-        on_text: &mut (dyn FnMut(WindowText<'_>) + Send),
-    ) -> Result<(EngineOutput, Vec<Verdict>)> {
-        let request = EngineRequest {
-            samples,
-            languages,
-            prompt: "",
-            deadline,
-            bias: None,
-        };
-        let corrector = Corrector::new(terms);
-        let mut verdicts = Vec::new();
-        let on_text = Mutex::new(on_text);
-        let tell = |text: WindowText<'_>| {
-            (*on_text.lock().unwrap_or_else(PoisonError::into_inner))(text);
-        };
-        let mut judge = |window: &mut dyn WindowPasses| {
-            let text = self.judge_window(window, messages, terms, &corrector, &mut verdicts)?;
-            tell(WindowText::Final(&text));
-            Ok(text)
-        };
-        // Without terms a window's text is its plain decode: shown while it is decoded.
-        // With them, the corrections need the whole window.
-        let mut watch = |text: &str| {
-            if terms.is_empty() {
-                tell(WindowText::Decoding(text));
-            }
-        };
-        let output = catch_unwind(AssertUnwindSafe(|| {
-            self.inner
-                .engine
-                .transcribe_windows_watched(&request, &mut judge, &mut watch)
-        }))
-        .unwrap_or_else(|_| {
-            Err(Error::TranscriptionFailed {
-                message: "the engine panicked".into(),
-                source: None,
-            })
-        })?;
-        Ok((output, verdicts))
-    }
-
-    /// One window's text from its plain decode and the context: candidate edits from the
-    /// spoken-form matcher and from a decode of the same encoding prompted (and biased)
-    /// with the context's terms, each kept only when the model's own scores of the audio
-    /// support it ([`judge`]).
-    fn judge_window(
-        &self,
-        window: &mut dyn WindowPasses,
-        messages: &[Message],
-        terms: &ContextTerms,
-        corrector: &Corrector,
-        verdicts: &mut Vec<Verdict>,
-    ) -> Result<String> {
-        let layers = self.inner.layers;
-        let plain = window.plain_text().to_owned();
-        if terms.is_empty() || plain.is_empty() {
-            return Ok(plain);
-        }
-        if !layers.judge || !window.can_score() {
-            let merged = self.merge_window(window, messages, terms, corrector)?;
-            if merged == plain || !window.can_score() {
-                return Ok(merged);
-            }
-            let prompt = self.glossary_prompt(&terms.leading(MAX_GLOSSARY_TERMS));
-            let (text, mut checked) =
-                check_homophone_edits(window, &plain, &merged, &prompt, corrector, terms)?;
-            verdicts.append(&mut checked);
-            return Ok(text);
-        }
-        let language = window.language();
-        let glossary = terms.leading(MAX_GLOSSARY_TERMS);
-        let prompt = self.glossary_prompt(&glossary);
-        let bias = if layers.biasing {
-            self.term_bias(&glossary)
-        } else {
-            None
-        };
-        let decode_prompt = if layers.prompt { prompt.as_str() } else { "" };
-        let prompted = if decode_prompt.is_empty() && bias.is_none() {
-            None
-        } else {
-            Some(window.decode_prompted(decode_prompt, bias.as_ref())?)
-        };
-        let mut edits = candidate_edits(corrector, &plain, prompted.as_deref(), language);
-        if !layers.correction {
-            edits.retain(|edit| edit.source == EditSource::Prompted);
-        }
-        let (text, mut judged) = judge(window, &plain, &edits, &prompt, corrector, terms)?;
-        verdicts.append(&mut judged);
-        Ok(text)
-    }
-
-    /// The judge's context prompt: `glossary` (the leading terms) rendered as a prompt.
-    fn glossary_prompt(&self, glossary: &ContextTerms) -> String {
-        context::prompt::render_prompt(&[], glossary, &|text: &str| self.count_tokens(text))
-    }
-
-    fn count_tokens(&self, text: &str) -> usize {
-        self.inner
-            .engine
-            .tokenize(text)
-            .map_or_else(|_| context::prompt::estimate_tokens(text), |t| t.len())
-    }
-
-    /// The default pipeline (the judge switched off): spoken-form correction of the
-    /// plain decode, then two more decodes of the same encoding, each a source of terms:
-    /// one prompted with and biased towards the terms, those the plain text sounds like
-    /// first ([`Self::term_pass`]), one prompted with the whole context as a user would
-    /// prompt Whisper ([`Self::context_pass`]). Each runs only while a term is unwritten.
-    fn merge_window(
-        &self,
-        window: &mut dyn WindowPasses,
-        messages: &[Message],
-        terms: &ContextTerms,
-        corrector: &Corrector,
-    ) -> Result<String> {
-        let layers = self.inner.layers;
-        let language = window.language();
-        let finish = |text: &str| {
-            if layers.correction && !terms.is_empty() {
-                corrector.correct(text, language).text
-            } else {
-                text.to_owned()
-            }
-        };
-        let first = window.plain_text().to_owned();
-        let mut text = finish(&first);
-        let all_written = |text: &str| {
-            terms
-                .terms()
-                .iter()
-                .all(|term| contains_word(text, term.text()))
-        };
-        if !(layers.prompt || layers.biasing) || first.is_empty() {
-            return Ok(text);
-        }
-        if !all_written(&text) {
-            text = self.term_pass(window, terms, corrector, &first, &text, &finish)?;
-        }
-        if layers.prompt && !all_written(&text) {
-            text = self.context_pass(window, messages, terms, corrector, &text, &finish)?;
-        }
-        Ok(text)
-    }
-
-    /// A decode prompted with the terms: those the plain transcript `first` sounds like
-    /// by spelling rules ([`Corrector::relevant_terms`]), then the leading ones, as many
-    /// as a glossary lists ([`MAX_GLOSSARY_TERMS`]); biased towards them too when the
-    /// glossary holds every term. Not only the
-    /// sound-alike ones: a name that is not said as it is spelled ("Qian") or a product
-    /// respelled from a word ("Snyk") is rarely relevant by its spelling, while the
-    /// decoder, told the terms and hearing the audio, writes it. The terms it writes are
-    /// merged into `text` only where `text` has words that sound like them
-    /// ([`Corrector::merge_second_pass`]): the decoder may write a term it was told
-    /// about, and the merge keeps out one the audio did not say.
-    fn term_pass(
-        &self,
-        window: &mut dyn WindowPasses,
-        terms: &ContextTerms,
-        corrector: &Corrector,
-        first: &str,
-        text: &str,
-        finish: &dyn Fn(&str) -> String,
-    ) -> Result<String> {
-        let layers = self.inner.layers;
-        let mut indices = corrector.relevant_terms(first);
-        indices.truncate(MAX_GLOSSARY_TERMS);
-        for index in 0..terms.len() {
-            if indices.len() >= MAX_GLOSSARY_TERMS {
-                break;
-            }
-            if !indices.contains(&index) {
-                indices.push(index);
-            }
-        }
-        let glossary = terms.picked(&indices);
-        let unwritten = glossary
-            .terms()
-            .iter()
-            .any(|t| !contains_word(text, t.text()));
-        if !unwritten {
-            return Ok(text.to_owned());
-        }
-        let count_tokens = |text: &str| self.count_tokens(text);
-        let prompt = if layers.prompt {
-            context::prompt::render_prompt(&[], &glossary, &count_tokens)
-        } else {
-            String::new()
-        };
-        // Biased only towards a glossary of every term. A longer list's glossary is chosen
-        // by what the plain transcript sounds like (`relevant_terms`): a bias towards the
-        // terms chosen that way counts that sound a second time, and the merge's sound
-        // check a third ("Tarathin" for "tear a thin" came out "tarr, thin" with 1000
-        // unrelated terms). The prompt still names them.
-        let bias = if layers.biasing && terms.len() <= MAX_GLOSSARY_TERMS {
-            self.term_bias(&glossary)
-        } else {
-            None
-        };
-        let mut second = finish(&window.decode_prompted(&prompt, bias.as_ref())?);
-        if bias.is_some() && !prompt.is_empty() && !keeps_the_speech(text, &second) {
-            // Prompt and bias together can tip Whisper into copying the prompt
-            // ("Datadog, Opsgenie." for a ten-word sentence): the prompt alone usually
-            // still spells the terms.
-            second = finish(&window.decode_prompted(&prompt, None)?);
-        }
-        Ok(if keeps_the_speech(text, &second) {
-            corrector.merge_second_pass(text, &second, &indices)
-        } else {
-            text.to_owned()
-        })
-    }
-
-    /// A decode prompted with the whole context (the messages and the terms, no bias):
-    /// the terms it writes are merged into `text`, or it replaces `text` when it writes
-    /// more terms and is the same transcript ([`Corrector::prefer_second_pass`]).
-    fn context_pass(
-        &self,
-        window: &mut dyn WindowPasses,
-        messages: &[Message],
-        terms: &ContextTerms,
-        corrector: &Corrector,
-        text: &str,
-        finish: &dyn Fn(&str) -> String,
-    ) -> Result<String> {
-        let glossary = terms.leading(MAX_GLOSSARY_TERMS);
-        let count_tokens = |text: &str| self.count_tokens(text);
-        let prompt = context::prompt::render_prompt(messages, &glossary, &count_tokens);
-        let mut second = finish(&window.decode_prompted(&prompt, None)?);
-        if !keeps_the_speech(text, &second) || corrector.glues_words(text, &second) {
-            // Greedy decoding prompted with a list of names tends to copy the list
-            // ("Xiaoqing, Zhiwei, Jiaqi." for a sentence about them), and with a list
-            // of identifiers to glue words ("WillAndFunWillHandleLeonCoralRotation");
-            // the beams keep other continuations alive. Only these failures pay for them.
-            second = finish(&window.decode_prompted_beams(&prompt, FALLBACK_BEAMS)?);
-        }
-        if !keeps_the_speech(text, &second) {
-            return Ok(text.to_owned());
-        }
-        let all: Vec<usize> = (0..terms.len()).collect();
-        let merged = corrector.merge_second_pass(text, &second, &all);
-        Ok(corrector.prefer_second_pass(&merged, &second))
-    }
-
-    /// The decode-time bias towards `terms`' written forms, weighted by origin (`None`
-    /// when the speech provider cannot bias).
-    fn term_bias(&self, terms: &ContextTerms) -> Option<TermBias> {
-        let weighted: Vec<(String, f32)> = terms
-            .terms()
-            .iter()
-            .flat_map(|term| {
-                let weight = match term.origin() {
-                    TermOrigin::Dictionary => DICTIONARY_BIAS_WEIGHT,
-                    TermOrigin::Messages => MINED_BIAS_WEIGHT,
-                };
-                term.written_forms()
-                    .into_iter()
-                    .map(move |form| (form, weight))
-            })
-            .collect();
-        self.inner
-            .engine
-            .term_bias(&weighted, BiasStrength::default())
+        request: TranscriptionRequest,
+        options: RunOptions<'static>,
+    ) -> TranscriptStream {
+        TranscriptStream::start(self, request, options)
     }
 
     /// True when the loaded model knows more languages than English.
@@ -519,22 +187,6 @@ async fn off_the_async_threads(
         })
     })
 }
-
-/// True when the prompted transcript `second` still holds about as much speech as the
-/// unprompted `first`, counted in letters and digits: a prompt can make Whisper write
-/// the term and drop the rest of the sentence ("Alert, scope today the dog, and the
-/// uncall uses our genius." became "Datadog."), which writes more terms but loses the
-/// speech. Letters, not words: a term glues several misheard words into one ("jolly
-/// and broken" -> "Anjali, Rohan").
-fn keeps_the_speech(first: &str, second: &str) -> bool {
-    let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).count();
-    letters(second) * SECOND_PASS_MIN_LETTERS_DEN >= letters(first) * SECOND_PASS_MIN_LETTERS_NUM
-}
-
-/// The prompted transcript must keep at least this fraction (numerator / denominator)
-/// of the unprompted one's letters.
-const SECOND_PASS_MIN_LETTERS_NUM: usize = 3;
-const SECOND_PASS_MIN_LETTERS_DEN: usize = 5;
 
 /// Builds a [`ContextTranscriber`]; every setting has a default.
 #[derive(Debug, Clone, Default)]
@@ -706,7 +358,7 @@ impl ContextTranscriberBuilder {
         };
         if let Some(endpoint) = remote {
             return Ok(ContextTranscriber {
-                inner: Arc::new(Inner {
+                inner: Arc::new(Pipeline {
                     engine: providers::remote_speech(endpoint)?,
                     llm,
                     limits: self.limits,
@@ -729,7 +381,7 @@ impl ContextTranscriberBuilder {
             weights: self.weights.unwrap_or_else(config::default_weights),
         })?;
         Ok(ContextTranscriber {
-            inner: Arc::new(Inner {
+            inner: Arc::new(Pipeline {
                 engine: Box::new(engine),
                 llm,
                 limits: self.limits,
@@ -748,22 +400,6 @@ mod tests {
     fn transcriber_is_shareable() {
         fn assert_shareable<T: Clone + Send + Sync + 'static>() {}
         assert_shareable::<ContextTranscriber>();
-    }
-
-    #[test]
-    fn a_second_pass_that_copies_the_prompt_does_not_keep_the_speech() {
-        let first = "Alert, scope today the dog, and the uncall uses our genius.";
-        assert!(!keeps_the_speech(first, "Datadog, Opsgenie."));
-        assert!(keeps_the_speech(
-            first,
-            "Alert, scope Datadog, and the uncall uses Opsgenie."
-        ));
-        // Several misheard words glued into the terms are not lost speech.
-        assert!(keeps_the_speech(
-            "Big and jolly and broken about the Q4 road map.",
-            "Being Anjali, Rohan about Q4 roadmap."
-        ));
-        assert!(keeps_the_speech("", ""));
     }
 
     #[test]

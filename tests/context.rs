@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use common::*;
 use ctxscribe::context::ContextLayers;
 use ctxscribe::correction::contains_word;
-use ctxscribe::engine::{Decoding, EngineConfig, EngineRequest, WhisperEngine, WindowPasses};
+use ctxscribe::engine::{
+    Decoding, EngineConfig, EngineRequest, Stop, WhisperEngine, WindowPasses, transcribe_judged,
+};
 use ctxscribe::{Dictionary, Languages, Message};
 
 fn transcribe_case(id: &str, messages: Vec<Message>, dictionary: &[&str]) -> String {
@@ -333,16 +335,20 @@ fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
     let (engine, samples) = base_engine_and_jfk();
     let languages = Languages::Auto;
     let search = |deadline: Option<Instant>| {
+        let stop = Stop {
+            deadline,
+            cancel: None,
+        };
         let request = EngineRequest {
             samples: &samples,
             languages: &languages,
             prompt: "",
-            deadline,
+            stop: &stop,
             bias: None,
         };
         let mut searched = None;
         // What the engine makes of the window afterwards does not matter here.
-        let _ = engine.transcribe_windows(&request, &mut |window: &mut dyn WindowPasses| {
+        let mut judge = |window: &mut dyn WindowPasses| {
             if let Some(deadline) = deadline {
                 std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
             }
@@ -350,7 +356,9 @@ fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
             let beams = window.decode_prompted_beams("Americans, country.", 5);
             searched = Some((beams, started.elapsed()));
             Ok(window.plain_text().to_owned())
-        });
+        };
+        let _ = engine
+            .on_engine_threads(|| transcribe_judged(&mut engine.session(&request)?, &mut judge));
         searched.expect("the window reached its judge")
     };
     let (whole, whole_took) = search(None);
@@ -362,7 +370,7 @@ fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
     // Room for the plain decode even on a loaded machine; the judge then waits it out.
     let (late, late_took) = search(Some(Instant::now() + Duration::from_secs(8)));
     let error = late.expect_err("past the deadline");
-    assert_eq!(error.code(), "transcription_failed", "{error}");
+    assert_eq!(error.code(), "deadline_exceeded", "{error}");
     assert!(
         late_took < whole_took / 2,
         "stopped after {late_took:?}; a whole search took {whole_took:?}"
@@ -381,39 +389,40 @@ fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
         samples: &samples,
         languages: &languages,
         prompt: "",
-        deadline: None,
+        stop: &Stop::NEVER,
         bias: None,
     };
     let before = engine.encoder_passes();
     let mut passes_before_beams = 0;
     let mut seen = Vec::new();
+    let mut judge = |window: &mut dyn WindowPasses| {
+        let plain = window.plain_text().to_owned();
+        let prompted = window.decode_prompted("Americans, country.", None)?;
+        let again = window.decode_prompted("", None)?;
+        let _ = window.score("", " And so my fellow", " Americans")?;
+        passes_before_beams = engine.encoder_passes() - before;
+        let beams = window.decode_prompted_beams("Americans, country.", 5)?;
+        let sum = |scores: Option<Vec<f32>>| scores.expect("scorable").iter().sum::<f32>();
+        let right = sum(window.score("", " And so my fellow", " Americans")?);
+        let wrong = sum(window.score("", " And so my fellow", " Armenians")?);
+        let empty = window.score_tokens(&[], &[], &[]).expect_err("empty");
+        let outside = window
+            .score_tokens(&[], &[], &[1_000_000])
+            .expect_err("outside");
+        seen.push((
+            plain.clone(),
+            prompted,
+            again,
+            beams,
+            right,
+            wrong,
+            empty,
+            outside,
+        ));
+        Ok(plain)
+    };
     let output = engine
-        .transcribe_windows(&request, &mut |window: &mut dyn WindowPasses| {
-            let plain = window.plain_text().to_owned();
-            let prompted = window.decode_prompted("Americans, country.", None)?;
-            let again = window.decode_prompted("", None)?;
-            let _ = window.score("", " And so my fellow", " Americans")?;
-            passes_before_beams = engine.encoder_passes() - before;
-            let beams = window.decode_prompted_beams("Americans, country.", 5)?;
-            let sum = |scores: Option<Vec<f32>>| scores.expect("scorable").iter().sum::<f32>();
-            let right = sum(window.score("", " And so my fellow", " Americans")?);
-            let wrong = sum(window.score("", " And so my fellow", " Armenians")?);
-            let empty = window.score_tokens(&[], &[], &[]).expect_err("empty");
-            let outside = window
-                .score_tokens(&[], &[], &[1_000_000])
-                .expect_err("outside");
-            seen.push((
-                plain.clone(),
-                prompted,
-                again,
-                beams,
-                right,
-                wrong,
-                empty,
-                outside,
-            ));
-            Ok(plain)
-        })
+        .on_engine_threads(|| transcribe_judged(&mut engine.session(&request)?, &mut judge))
         .expect("transcribe");
     assert_eq!(passes_before_beams, 1, "one window, one encoder pass");
     assert_eq!(

@@ -6,7 +6,7 @@ mod common;
 use std::time::Instant;
 
 use common::*;
-use ctxscribe::engine::{Decoding, EngineConfig, EngineRequest, WhisperEngine};
+use ctxscribe::engine::{Decoding, EngineConfig, EngineRequest, Stop, WhisperEngine};
 use ctxscribe::{Audio, ContextTranscriber, Dictionary, Language, Languages, Message, Weights};
 
 const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, ask \
@@ -393,7 +393,7 @@ fn silence_gives_empty_text_without_an_encoder_pass_even_with_context() {
             samples: &silence,
             languages: &Languages::Auto,
             prompt: "Deploy kubectl with Grafana and Terraform.",
-            deadline: None,
+            stop: &Stop::NEVER,
             bias: None,
         })
         .expect("transcribe");
@@ -463,7 +463,7 @@ fn async_transcribe_matches_blocking() {
 }
 
 #[test]
-fn timeout_gives_transcription_failed() {
+fn timeout_gives_deadline_exceeded_which_http_answers_as_transcription_failed() {
     let clip = real_clip("en_whisper_jfk");
     let transcriber = ContextTranscriber::builder()
         .with_model_path(model("ggml-base.bin"))
@@ -471,8 +471,9 @@ fn timeout_gives_transcription_failed() {
         .build()
         .expect("load");
     let error = transcribe_file(&transcriber, &clip.path, Languages::Auto).expect_err("timeout");
-    assert_eq!(error.code(), "transcription_failed");
-    assert!(error.to_string().contains("timed out"), "{error}");
+    assert_eq!(error.code(), "deadline_exceeded");
+    assert_eq!(error.code().http_code(), "transcription_failed");
+    assert!(error.to_string().contains("time limit"), "{error}");
 }
 
 #[test]
@@ -596,7 +597,7 @@ fn odd_signals_reach_the_decoder_and_end_in_text_or_typed_errors() {
     let error = hasty
         .transcribe_blocking(pcm(minute), vec![], Languages::Auto, Dictionary::default())
         .expect_err("deadline");
-    assert_eq!(error.code(), "transcription_failed");
+    assert_eq!(error.code(), "deadline_exceeded");
     assert!(
         started.elapsed().as_secs_f64() < 10.0,
         "{:?}",

@@ -32,8 +32,14 @@ pub enum ctxscribe_status {
     AudioTooLong = 5,
     /// `model_unavailable`: the model (or VAD model) is missing or cannot be loaded.
     ModelUnavailable = 6,
-    /// `transcription_failed`: the engine failed on valid audio, or the timeout passed.
+    /// `transcription_failed`: the engine or a remote provider failed on valid audio.
     TranscriptionFailed = 7,
+    /// `cancelled`: the run was cancelled through its `ctxscribe_cancel_token`, or its
+    /// segment callback asked it to stop.
+    Cancelled = 8,
+    /// `deadline_exceeded`: the run did not finish within its time limit (the
+    /// configuration's `timeout_secs`, or the run options').
+    DeadlineExceeded = 9,
     /// `null_argument`: a pointer argument that must not be NULL was NULL.
     NullArgument = 100,
     /// `panic`: a bug in ctxscribe was caught at the boundary; the call failed.
@@ -46,7 +52,7 @@ pub enum ctxscribe_status {
 /// Every status with its code string, in value order. (A function rather than a
 /// `const` item so that cbindgen does not see it.)
 fn status_codes() -> &'static [(ctxscribe_status, &'static CStr)] {
-    const CODES: [(ctxscribe_status, &CStr); 11] = [
+    const CODES: [(ctxscribe_status, &CStr); 13] = [
         (ctxscribe_status::Ok, c"ok"),
         (ctxscribe_status::InvalidRequest, c"invalid_request"),
         (
@@ -61,6 +67,8 @@ fn status_codes() -> &'static [(ctxscribe_status, &'static CStr)] {
             ctxscribe_status::TranscriptionFailed,
             c"transcription_failed",
         ),
+        (ctxscribe_status::Cancelled, c"cancelled"),
+        (ctxscribe_status::DeadlineExceeded, c"deadline_exceeded"),
         (ctxscribe_status::NullArgument, c"null_argument"),
         (ctxscribe_status::Panic, c"panic"),
         (ctxscribe_status::UnknownError, c"unknown_error"),
@@ -80,6 +88,8 @@ impl From<ErrorCode> for ctxscribe_status {
             ErrorCode::AudioTooLong => ctxscribe_status::AudioTooLong,
             ErrorCode::ModelUnavailable => ctxscribe_status::ModelUnavailable,
             ErrorCode::TranscriptionFailed => ctxscribe_status::TranscriptionFailed,
+            ErrorCode::Cancelled => ctxscribe_status::Cancelled,
+            ErrorCode::DeadlineExceeded => ctxscribe_status::DeadlineExceeded,
         }
     }
 }

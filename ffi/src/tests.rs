@@ -127,6 +127,8 @@ fn every_library_error_maps_to_its_status() {
             },
             ctxscribe_status::TranscriptionFailed,
         ),
+        (Error::Cancelled, ctxscribe_status::Cancelled),
+        (Error::DeadlineExceeded, ctxscribe_status::DeadlineExceeded),
     ];
     for (error, status) in errors {
         let code = error.code().as_str();

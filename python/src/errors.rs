@@ -10,11 +10,15 @@
 //!     ├── AudioTooLongError           (+ ValueError)  audio_too_long
 //!     ├── ModelUnavailableError                       model_unavailable
 //!     └── TranscriptionFailedError                    transcription_failed
+//!         ├── CancelledError                          cancelled
+//!         └── DeadlineExceededError                   deadline_exceeded
 //! ```
 //!
 //! The five codes that mean "the caller's input is wrong" (HTTP 4xx) are also
 //! `ValueError`s, like `json.JSONDecodeError`, so generic `except ValueError` code keeps
-//! working. The classes are created with Python's `type()` at import time (PyO3's
+//! working. A cancelled run and one past its time limit are `TranscriptionFailedError`s
+//! too (what the HTTP server answers for them), so code written before they had classes
+//! of their own keeps catching them. The classes are created with Python's `type()` at import time (PyO3's
 //! `create_exception!` takes one base only, and `#[pyclass(extends = PyException)]` needs
 //! Python >= 3.12 under abi3).
 
@@ -76,7 +80,16 @@ const fn subclass(code: ErrorCode) -> Subclass {
         },
         ErrorCode::TranscriptionFailed => Subclass {
             name: "TranscriptionFailedError",
-            doc: "The engine failed on valid audio, or the transcription ran past ``timeout``.",
+            doc: "The engine or a remote provider failed on valid audio.",
+        },
+        ErrorCode::Cancelled => Subclass {
+            name: "CancelledError",
+            doc: "The run was cancelled through its ``CancelToken`` (or its stream was \
+                  closed).",
+        },
+        ErrorCode::DeadlineExceeded => Subclass {
+            name: "DeadlineExceededError",
+            doc: "The run did not finish within its ``timeout``.",
         },
     }
 }
@@ -120,11 +133,16 @@ fn create_classes(py: Python<'_>) -> PyResult<Classes> {
     let mut by_code = Vec::with_capacity(ErrorCode::ALL.len());
     for code in ErrorCode::ALL {
         let subclass = subclass(code);
-        let bases = match code.class() {
-            ErrorClass::Client => {
+        let parent = by_code
+            .iter()
+            .find(|(known, _)| *known == code.http_code() && *known != code)
+            .map(|(_, class): &(ErrorCode, Py<PyType>)| class.bind(py).clone());
+        let bases = match (parent, code.class()) {
+            (Some(parent), _) => PyTuple::new(py, [parent])?,
+            (None, ErrorClass::Client) => {
                 PyTuple::new(py, [base.bind(py).clone(), py.get_type::<PyValueError>()])?
             }
-            ErrorClass::Server => PyTuple::new(py, [base.bind(py).clone()])?,
+            (None, ErrorClass::Server) => PyTuple::new(py, [base.bind(py).clone()])?,
         };
         let class = new_class(subclass.name, subclass.doc, code.as_str(), bases)?;
         by_code.push((code, class));

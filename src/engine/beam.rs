@@ -12,7 +12,7 @@
 //! whisper.cpp's beams).
 
 use super::binding::DecoderState;
-use super::decode::{AttemptSetup, DecodeRequest, Searched, check_deadline, ends_the_audio};
+use super::decode::{AttemptSetup, DecodeRequest, Searched, ends_the_audio};
 use super::logits;
 use super::repeats::repeat_start;
 use super::tokens::Vocabulary;
@@ -57,7 +57,7 @@ pub(super) fn search(
     }];
     let mut finished: Vec<Finished> = Vec::new();
     while !live.is_empty() && finished.len() < width {
-        check_deadline(request.deadline)?;
+        request.stop.check()?;
         let mut candidates = expand(state, vocabulary, request, setup, &live, width)?;
         candidates.sort_by(|a, b| (live[b.0].sum + b.2).total_cmp(&(live[a.0].sum + a.2)));
         let mut next: Vec<Beam> = Vec::with_capacity(width);

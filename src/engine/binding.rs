@@ -7,15 +7,14 @@
 use std::ffi::c_void;
 use std::ops::Range;
 use std::path::Path;
-use std::time::Instant;
 
 use whisper_rs::{
     FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
     WhisperVadContext, WhisperVadContextParams, WhisperVadParams,
 };
 
-use super::cancel::CancelFlag;
 use super::pool::Pool;
+use super::stop::Stop;
 use super::tokens::Vocabulary;
 use super::{Weights, weights};
 use crate::audio::TARGET_SAMPLE_RATE;
@@ -353,22 +352,17 @@ impl DecoderState {
         params.set_print_progress(false);
         params.set_print_realtime(false);
         params.set_print_timestamps(false);
-        let stop = Stop {
-            deadline: search.deadline,
-            cancel: search.cancel.clone(),
-        };
+        let stop = search.stop;
         // SAFETY: `should_stop` only reads the `Stop` behind its user data, through a
         // shared reference (an `Instant` and an atomic flag: safe from any of ggml's
         // threads). `stop` outlives the `full` call below, the only user of the pointer,
         // and is not moved or mutated while it runs.
         unsafe {
             params.set_abort_callback(Some(should_stop));
-            params.set_abort_callback_user_data(std::ptr::from_ref(&stop).cast_mut().cast());
+            params.set_abort_callback_user_data(std::ptr::from_ref(stop).cast_mut().cast());
         }
         let searched = searcher.full(params, audio);
-        if stop.is_due() {
-            return Err(failed("beam search", "stopped: deadline or cancellation"));
-        }
+        stop.check()?;
         searched.map_err(|e| failed("beam search", e))?;
         let mut tokens = Vec::new();
         for index in 0..searcher.full_n_segments() {
@@ -455,22 +449,9 @@ pub(crate) struct BeamSearch<'a> {
     pub(crate) beams: usize,
     /// Most tokens the transcript may have.
     pub(crate) max_tokens: usize,
-    pub(crate) deadline: Option<Instant>,
-    pub(crate) cancel: Option<CancelFlag>,
+    /// When to give up (also checked by whisper.cpp between steps).
+    pub(crate) stop: &'a Stop,
     pub(crate) threads: usize,
-}
-
-/// When a `whisper_full` call must stop: the request's deadline, or its cancellation.
-struct Stop {
-    deadline: Option<Instant>,
-    cancel: Option<CancelFlag>,
-}
-
-impl Stop {
-    fn is_due(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
-            || self.cancel.as_ref().is_some_and(CancelFlag::is_cancelled)
-    }
 }
 
 /// whisper.cpp's abort callback: true once the [`Stop`] behind `user_data` is due.

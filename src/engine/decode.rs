@@ -19,13 +19,12 @@
 //!   a timestamp closes it ([`SegmentHook`]), while its text so far passes the checks
 //!   above: the caller can show it before the window is final.
 
-use std::time::Instant;
-
 use super::beam;
 use super::biasing::{MatchStatus, TermBias};
 use super::binding::DecoderState;
 use super::logits::{self, SplitMix64, StepRules};
 use super::repeats::{MAX_COMPRESSION_RATIO, compression_ratio, loop_start, repeat_start};
+use super::stop::Stop;
 use super::tokens::Vocabulary;
 use crate::context::Language;
 use crate::error::{Error, Result};
@@ -65,7 +64,8 @@ pub(crate) struct DecodeRequest<'a> {
     pub(crate) bias: Option<&'a TermBias>,
     /// The window's audio length in samples (16 kHz).
     pub(crate) audio_samples: usize,
-    pub(crate) deadline: Option<Instant>,
+    /// When to give up (checked before every step).
+    pub(crate) stop: &'a Stop,
     pub(crate) threads: usize,
     /// Beams of the temperature-0 attempt (1: greedy).
     pub(crate) beam_size: usize,
@@ -423,7 +423,7 @@ fn sample_or_pick(
     let mut over_budget = false;
     let mut end_logprob = 0.0;
     loop {
-        check_deadline(request.deadline)?;
+        request.stop.check()?;
         let generated = &sequence[prefix.len()..];
         let mut row = state.logits_after(&sequence, threads)?.to_vec();
         logits::apply_rules(&mut row, generated, vocabulary, rules);
@@ -566,18 +566,6 @@ fn finish(
         temperature,
         over_budget,
         silence: false,
-    }
-}
-
-pub(crate) fn check_deadline(deadline: Option<Instant>) -> Result<()> {
-    // The caller's cancellation (`crate::streaming`) stops at the same checks.
-    super::cancel::check_cancelled()?;
-    match deadline {
-        Some(d) if Instant::now() >= d => Err(Error::TranscriptionFailed {
-            message: "transcription timed out".into(),
-            source: None,
-        }),
-        _ => Ok(()),
     }
 }
 

@@ -3,14 +3,14 @@
 //! encoder pass ([`EncodedWindow`], made by [`super::WhisperEngine`] for each window).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
 
 use super::WindowPasses;
 use super::biasing::TermBias;
 use super::binding::{BeamSearch, DecoderState, Model};
-use super::decode::{self, DecodeRequest, check_deadline};
+use super::decode::{self, DecodeRequest};
 use super::repeats;
 use super::score::score;
+use super::stop::Stop;
 use super::text::window_text;
 use crate::context::Language;
 use crate::error::Result;
@@ -30,7 +30,7 @@ pub struct EncodedWindow<'a> {
     pub(super) language: Language,
     /// The window's samples (the encoding's input).
     pub(super) audio: &'a [f32],
-    pub(super) deadline: Option<Instant>,
+    pub(super) stop: &'a Stop,
     pub(super) plain_text: String,
 }
 
@@ -63,7 +63,7 @@ impl EncodedWindow<'_> {
                 timestamps: true,
                 bias: bias.filter(|b| !b.is_empty()),
                 audio_samples: self.audio.len(),
-                deadline: self.deadline,
+                stop: self.stop,
                 threads: self.threads,
                 beam_size: beams,
                 stop_at_repeat: true,
@@ -94,8 +94,7 @@ impl EncodedWindow<'_> {
                 prompt: decode::prompt_tail(&prompt_tokens),
                 beams,
                 max_tokens: decode::token_budget(self.audio.len()),
-                deadline: self.deadline,
-                cancel: super::cancel::current_cancel(),
+                stop: self.stop,
                 threads: self.threads,
             },
         )?;
@@ -161,7 +160,7 @@ impl WindowPasses for EncodedWindow<'_> {
         prefix: &[i32],
         continuation: &[i32],
     ) -> Result<Option<Vec<f32>>> {
-        check_deadline(self.deadline)?;
+        self.stop.check()?;
         let vocabulary = self.model.vocabulary();
         let (mut sequence, _) = decode::prefix_tokens(vocabulary, prompt, self.language, false);
         sequence.extend_from_slice(prefix);

@@ -14,7 +14,6 @@ mod beam;
 pub mod biasing;
 mod binding;
 pub mod bpe;
-pub mod cancel;
 mod decode;
 mod detect;
 mod encoded;
@@ -23,6 +22,8 @@ mod logits;
 mod pool;
 mod repeats;
 mod score;
+mod session;
+pub mod stop;
 mod text;
 mod tokens;
 mod weights;
@@ -30,11 +31,12 @@ mod whisper;
 pub mod windows;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 pub use biasing::{BiasPhrase, BiasStrength, MatchStatus, TermBias};
 pub use encoded::EncodedWindow;
 pub use kernels::{CpuKernels, cpu_kernels, cpu_kernels_json, cpu_kernels_loaded};
+pub use session::WhisperSession;
+pub use stop::{CancelToken, Stop};
 pub use whisper::WhisperEngine;
 
 use crate::context::Languages;
@@ -90,8 +92,8 @@ pub struct EngineRequest<'a> {
     pub languages: &'a Languages,
     /// Text that conditions the decoder (Whisper's prompt), already rendered.
     pub prompt: &'a str,
-    /// Give up (with [`crate::Error::TranscriptionFailed`]) once this instant has passed.
-    pub deadline: Option<Instant>,
+    /// When to give up (deadline, cancellation), checked between decoding steps.
+    pub stop: &'a Stop,
     /// Decode-time biasing towards the context terms' tokens, if any.
     pub bias: Option<&'a TermBias>,
 }
@@ -174,8 +176,67 @@ pub trait WindowPasses {
     }
 }
 
-/// The per-window judge: given a window's passes, the window's final text.
-pub type WindowJudge<'a> = dyn FnMut(&mut dyn WindowPasses) -> crate::Result<String> + Send + 'a;
+/// One transcription, pulled window by window by its caller: the embedded engine's
+/// windows along the speech ([`WhisperSession`]), or a remote provider's whole signal as
+/// one window.
+pub trait EngineSession {
+    /// The next window, encoded and decoded plainly, with more passes over it; `None`
+    /// once the signal is done. `watch` sees its text while it is decoded. Every window
+    /// returned must be [`EngineSession::accept`]ed before the next is asked for.
+    ///
+    /// # Errors
+    /// [`crate::Error::TranscriptionFailed`] when decoding fails;
+    /// [`crate::Error::Cancelled`] or [`crate::Error::DeadlineExceeded`] when the
+    /// request's [`Stop`] says so.
+    fn next_window(
+        &mut self,
+        watch: &mut SegmentWatcher<'_>,
+    ) -> crate::Result<Option<Box<dyn WindowPasses + '_>>>;
+
+    /// The last window's final text (empty: nothing to keep).
+    fn accept(&mut self, text: String) -> WindowDone;
+
+    /// The transcript of every accepted window.
+    fn finish(&mut self) -> EngineOutput;
+}
+
+/// What accepting a window closed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WindowDone {
+    /// The window's plain timed segments, in seconds of the input signal (their text is
+    /// the plain decode's; none for providers without timestamps).
+    pub segments: Vec<crate::transcript::Segment>,
+    /// Seconds of the input signal transcribed so far.
+    pub through_secs: f64,
+}
+
+/// Every window's plain decode: `session` driven to its end with no judge.
+///
+/// # Errors
+/// As [`EngineSession::next_window`].
+pub fn transcribe_plain(session: &mut dyn EngineSession) -> crate::Result<EngineOutput> {
+    transcribe_judged(session, &mut |window| Ok(window.plain_text().to_owned()))
+}
+
+/// `session` driven to its end, each window's text from `judge` (for tests and
+/// benches that look at windows; the pipeline pulls them itself).
+///
+/// # Errors
+/// As [`EngineSession::next_window`], and whatever `judge` returns.
+pub fn transcribe_judged(
+    session: &mut dyn EngineSession,
+    judge: &mut dyn FnMut(&mut dyn WindowPasses) -> crate::Result<String>,
+) -> crate::Result<EngineOutput> {
+    loop {
+        let Some(mut window) = session.next_window(&mut |_: &str| {})? else {
+            break;
+        };
+        let text = judge(&mut *window)?;
+        drop(window);
+        session.accept(text);
+    }
+    Ok(session.finish())
+}
 
 /// Watches a window while it is decoded: gets the window's text so far (its timed
 /// segments the first, temperature-0, greedy attempt has closed, filtered and joined as

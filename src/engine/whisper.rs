@@ -8,25 +8,21 @@
 //! of candidate texts ([`super::EncodedWindow`]).
 
 use std::cell::RefCell;
-use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::biasing::{BiasPhrase, BiasStrength, TermBias};
 use super::binding::{DecoderState, Model};
-use super::decode::{self, DecodeRequest, Decoded, SegmentHook, check_deadline};
+use super::decode::{self, DecodeRequest, Decoded, SegmentHook};
 use super::detect::detect_language;
-use super::encoded::EncodedWindow;
 use super::pool::Pool;
 use super::repeats;
-use super::text::{normalise_whitespace, window_text};
-use super::windows::{self, Window};
-use super::{
-    Decoding, EngineConfig, EngineOutput, EngineRequest, SegmentWatcher, WindowJudge, WindowPasses,
-};
+use super::session::{PlainWindow, Run, WhisperSession};
+use super::text::window_text;
+use super::windows;
+use super::{Decoding, EngineConfig, EngineOutput, EngineRequest, SegmentWatcher};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::context::{Language, Languages};
 use crate::error::{Error, Result};
-use crate::transcript::Segment;
 
 /// Probability a language detected on a trimmed encoding needs; below it, the window is
 /// encoded over the full 30 s (what Whisper's detection was trained on, and what
@@ -39,11 +35,6 @@ use crate::transcript::Segment;
 /// windows of the ctxset tuning half, but not on the validation half: English speech
 /// detected as Welsh, Finnish and Khmer in 3 of 14 unsure windows at 2x, Khmer in 1 at 3x.
 const MIN_TRIMMED_DETECTION_PROBABILITY: f32 = 0.7;
-/// A timed window whose text ends at least this long (seconds) before the window does is
-/// decoded on from there (the window's last 0.25 s are the VAD's pad after the speech).
-const MIN_UNDECODED_TAIL_SECS: f64 = 1.0;
-/// Times a window is decoded on after an early end.
-const MAX_CONTINUATIONS: usize = 2;
 /// A window decoded at a temperature above this does not condition the next one
 /// (faster-whisper's `prompt_reset_on_temperature`).
 const CARRY_MAX_TEMPERATURE: f32 = 0.5;
@@ -65,14 +56,14 @@ const ENCODER_CTX_BLOCK: usize = 32;
 
 /// The embedded Whisper engine: the model, loaded once, and a pool of per-call states.
 pub struct WhisperEngine {
-    model: Model,
-    states: Pool<DecoderState>,
+    pub(super) model: Model,
+    pub(super) states: Pool<DecoderState>,
     /// The threads every call runs on (see [`engine_threads`]).
     engine_threads: rayon_core::ThreadPool,
-    threads: usize,
+    pub(super) threads: usize,
     decoding: Decoding,
     /// Encoder passes so far (for tests and benchmarks: one per window is the goal).
-    encoder_passes: AtomicUsize,
+    pub(super) encoder_passes: AtomicUsize,
 }
 
 impl std::fmt::Debug for WhisperEngine {
@@ -175,165 +166,62 @@ impl WhisperEngine {
         TermBias::new(&phrases, strength)
     }
 
-    /// Transcribes one 16 kHz mono signal.
+    /// Transcribes one 16 kHz mono signal: every window's plain decode.
     ///
     /// # Errors
-    /// [`Error::TranscriptionFailed`] when whisper.cpp fails or the deadline passes;
-    /// [`Error::InvalidRequest`] when `languages` cannot be served by this model.
+    /// [`Error::TranscriptionFailed`] when whisper.cpp fails; [`Error::Cancelled`] or
+    /// [`Error::DeadlineExceeded`] when `request.stop` says so; [`Error::InvalidRequest`]
+    /// when `languages` cannot be served by this model.
     pub fn transcribe(&self, request: &EngineRequest<'_>) -> Result<EngineOutput> {
-        self.transcribe_windows(request, &mut |window: &mut dyn WindowPasses| {
-            Ok(window.plain_text().to_owned())
-        })
+        self.on_engine_threads(|| super::transcribe_plain(&mut self.session(request)?))
     }
 
-    /// Transcribes one signal, handing each encoded window, after its plain decode, to
-    /// `judge`, whose answer is the window's text. The judge can decode the window again
-    /// (prompted, biased) and score texts on the same encoding.
+    /// A transcription of `request.samples` that the caller drives window by window
+    /// ([`EngineSession`]). Call it, and the session's methods, inside
+    /// [`WhisperEngine::on_engine_threads`].
     ///
     /// # Errors
-    /// As [`WhisperEngine::transcribe`], and whatever `judge` returns.
-    pub fn transcribe_windows(
-        &self,
-        request: &EngineRequest<'_>,
-        judge: &mut WindowJudge<'_>,
-    ) -> Result<EngineOutput> {
-        self.transcribe_windows_watched(request, judge, &mut |_: &str| {})
-    }
-
-    /// [`WhisperEngine::transcribe_windows`], handing `watch` each window's text so far
-    /// whenever its first decode closes a segment (see [`SegmentWatcher`]).
-    ///
-    /// # Errors
-    /// As [`WhisperEngine::transcribe_windows`].
-    pub fn transcribe_windows_watched(
-        &self,
-        request: &EngineRequest<'_>,
-        judge: &mut WindowJudge<'_>,
-        watch: &mut SegmentWatcher<'_>,
-    ) -> Result<EngineOutput> {
-        let mut observers = Observers { judge, watch };
-        // On one of the engine's own threads, whatever thread calls: see
-        // `engine_threads`. The caller blocks until it is done; calls beyond the number
-        // of engine threads wait their turn.
-        // The caller's cancellation flag goes along (`crate::streaming`).
-        let cancel = super::cancel::current_cancel();
-        self.engine_threads.install(|| {
-            super::cancel::with_cancel(cancel, || {
-                self.transcribe_on_engine_thread(request, &mut observers)
-            })
-        })
-    }
-
-    fn transcribe_on_engine_thread(
-        &self,
-        request: &EngineRequest<'_>,
-        observers: &mut Observers<'_, '_, '_>,
-    ) -> Result<EngineOutput> {
-        let samples = request.samples;
-        let no_speech = EngineOutput {
-            text: String::new(),
-            language: None,
-            decoded_secs: 0.0,
-            segments: Vec::new(),
-        };
+    /// [`Error::InvalidRequest`] when `languages` cannot be served by this model;
+    /// [`Error::TranscriptionFailed`] when speech detection fails.
+    pub fn session<'a>(&'a self, request: &EngineRequest<'a>) -> Result<WhisperSession<'a>> {
         let forced = self.forced_language(request.languages)?;
-        if windows::is_digital_silence(samples) {
-            return Ok(no_speech);
-        }
-        let regions = self.model.speech_regions(samples)?;
-        let plan = windows::plan_windows(samples, &regions);
-        if plan.is_empty() {
-            return Ok(no_speech);
-        }
-        let mut state = self.states.take_or(|| self.model.new_state())?;
-        let result = self.transcribe_plan(&mut state, samples, &plan, forced, request, observers);
-        // A state is reusable after any outcome: every window starts with an encode.
-        self.states.give_back(state);
-        result
-    }
-
-    fn transcribe_plan(
-        &self,
-        state: &mut DecoderState,
-        samples: &[f32],
-        plan: &[Window],
-        forced: Option<Language>,
-        request: &EngineRequest<'_>,
-        observers: &mut Observers<'_, '_, '_>,
-    ) -> Result<EngineOutput> {
-        let context_prompt = self.tokenize(request.prompt)?;
-        let mut run = Run {
-            language: forced,
-            carry: Vec::new(),
-            texts: Vec::with_capacity(plan.len()),
-            timed: Vec::new(),
-            segments: Vec::new(),
+        let samples = request.samples;
+        let plan = if windows::is_digital_silence(samples) {
+            Vec::new()
+        } else {
+            let regions = self.model.speech_regions(samples)?;
+            windows::plan_windows(samples, &regions)
         };
-        let mut decoded_samples = 0usize;
-        let mut rest: Option<Window> = None;
-        for (index, planned) in plan.iter().enumerate() {
-            let window = match rest.take() {
-                Some(rest) => rest.joined_with(planned).unwrap_or_else(|| planned.clone()),
-                None => planned.clone(),
-            };
-            check_deadline(request.deadline)?;
-            let audio = window.render(samples);
-            decoded_samples += audio.len();
-            let mut start = 0;
-            // Whisper sometimes ends a timed window early: after "Why should one halt on
-            // the way?" it wrote the end of the text and left the 2.8 s after it, "Your
-            // power is sufficient, I said.", undecoded. Windows end 0.25 s after the
-            // VAD's last speech, so a longer rest holds speech. It starts the next window
-            // when it fits there (decoded alone, 2.9 s of "is the Brooklyn Bridge. The
-            // word is fare." after "How old" came out as "the word is fair" twice), else
-            // it is decoded on its own.
-            for _ in 0..=MAX_CONTINUATIONS {
-                let piece = &audio[start..];
-                let end = self.transcribe_window(
-                    state,
-                    piece,
-                    &context_prompt,
-                    &mut run,
-                    request,
-                    observers,
-                )?;
-                run.place_timed(&window, start);
-                let min_tail = windows::secs_to_samples(MIN_UNDECODED_TAIL_SECS);
-                let Some(end) = end.filter(|&end| piece.len().saturating_sub(end) >= min_tail)
-                else {
-                    break;
-                };
-                start += end;
-                let left = window.rest_from(start);
-                if let Some(next) = plan.get(index + 1)
-                    && left.joined_with(next).is_some()
-                {
-                    decoded_samples -= audio.len() - start;
-                    rest = Some(left);
-                    break;
-                }
-            }
-        }
-        let text = normalise_whitespace(&run.texts.join(" "));
-        Ok(EngineOutput {
-            language: if text.is_empty() { None } else { run.language },
-            text,
-            decoded_secs: decoded_samples as f64 / f64::from(TARGET_SAMPLE_RATE),
-            segments: run.segments,
-        })
+        let context_prompt = self.tokenize(request.prompt)?;
+        Ok(WhisperSession::new(
+            self,
+            *request,
+            plan,
+            forced,
+            context_prompt,
+        ))
     }
 
-    /// Encodes one window, detects its language if not known yet, decodes it, and hands
-    /// it to `judge`. Returns where its timed text ends (samples), if it is timed.
-    fn transcribe_window(
+    /// Runs `work` on one of the engine's own threads, whatever thread calls (see
+    /// [`engine_threads`]); the caller blocks until it is done. Calls beyond the number
+    /// of engine threads wait their turn.
+    pub fn on_engine_threads<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
+        self.engine_threads.install(work)
+    }
+
+    /// Encodes one window's `audio`, detects its language if not known yet
+    /// (`run.language`) and decodes it plainly, showing `watch` its text while the first
+    /// attempt decodes. Returns its language, its plain text and where its timed text
+    /// ends (samples), if it is timed.
+    pub(super) fn decode_window(
         &self,
         state: &mut DecoderState,
         audio: &[f32],
         context_prompt: &[i32],
         run: &mut Run,
         request: &EngineRequest<'_>,
-        observers: &mut Observers<'_, '_, '_>,
-    ) -> Result<Option<usize>> {
+        watch: &mut SegmentWatcher<'_>,
+    ) -> Result<PlainWindow> {
         let (language, full) =
             self.encode_and_detect(state, audio, run.language, request.languages)?;
         run.language = Some(language);
@@ -348,7 +236,7 @@ impl WhisperEngine {
             context_prompt
         };
         // The first attempt's closed segments are shown to the watcher as they come.
-        let watch = RefCell::new(&mut *observers.watch);
+        let watch = RefCell::new(watch);
         let report = |tokens: &[i32]| {
             let (text, _) = window_text(
                 self.model.vocabulary(),
@@ -364,7 +252,7 @@ impl WhisperEngine {
             timestamps: true,
             bias: request.bias,
             audio_samples: audio.len(),
-            deadline: request.deadline,
+            stop: request.stop,
             threads: self.threads,
             beam_size: self.beam_size(),
             stop_at_repeat: false,
@@ -408,22 +296,11 @@ impl WhisperEngine {
         } else {
             Vec::new()
         };
-        let mut window = EncodedWindow {
-            model: &self.model,
-            threads: self.threads,
-            beam_size: self.beam_size(),
-            encoder_passes: &self.encoder_passes,
-            state,
+        Ok(PlainWindow {
             language,
-            audio,
-            deadline: request.deadline,
             plain_text,
-        };
-        let text = (observers.judge)(&mut window)?;
-        if !text.is_empty() {
-            run.texts.push(text);
-        }
-        Ok(speech_end)
+            speech_end,
+        })
     }
 
     /// The decode of a window conditioned on the previous window's text (`carried`,
@@ -482,7 +359,7 @@ impl WhisperEngine {
     }
 
     /// Beams of a decode's first attempt (1: greedy).
-    fn beam_size(&self) -> usize {
+    pub(super) fn beam_size(&self) -> usize {
         match self.decoding {
             Decoding::Greedy => 1,
             Decoding::BeamSearch { beam_size } => usize::from(beam_size.max(1)),
@@ -524,41 +401,6 @@ impl WhisperEngine {
                 "languages",
                 "the loaded model is English-only; it cannot transcribe the requested languages",
             ))
-        }
-    }
-}
-
-/// What a call carries from one window to the next.
-/// The caller's observers of a transcription: the judge of each window, and the watcher
-/// of its text while it is decoded.
-struct Observers<'o, 'j, 'w> {
-    judge: &'o mut WindowJudge<'j>,
-    watch: &'o mut SegmentWatcher<'w>,
-}
-
-struct Run {
-    /// The language, once known (forced, or detected on the first window).
-    language: Option<Language>,
-    /// The previous window's text tokens: the next timed window's prompt.
-    carry: Vec<i32>,
-    texts: Vec<String>,
-    /// The last decoded piece's plain segments (samples of the piece, text).
-    timed: Vec<(Range<usize>, String)>,
-    /// The plain segments so far, in seconds of the input signal.
-    segments: Vec<Segment>,
-}
-
-impl Run {
-    /// Moves [`Run::timed`], decoded from `window`'s samples `offset..`, to
-    /// [`Run::segments`] in seconds of the input signal; times never go back.
-    fn place_timed(&mut self, window: &Window, offset: usize) {
-        let secs =
-            |at: usize| window.source_sample(offset + at) as f64 / f64::from(TARGET_SAMPLE_RATE);
-        for (range, text) in self.timed.drain(..) {
-            let floor = self.segments.last().map_or(0.0, |s: &Segment| s.end);
-            let start = secs(range.start).max(floor);
-            let end = secs(range.end).max(start);
-            self.segments.push(Segment::new(start, end, text));
         }
     }
 }

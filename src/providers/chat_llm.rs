@@ -8,13 +8,12 @@
 //! `correction::llm::review`; an instruction hidden in the data can at worst
 //! get its proposal rejected.
 
-use std::time::Instant;
-
 use reqwest::Client;
 
 use super::EndpointConfig;
 use super::http::{self, Failure};
 use crate::context::{ContextTerms, Message};
+use crate::engine::Stop;
 use crate::error::Result;
 
 /// Most terms sent to the model.
@@ -69,13 +68,13 @@ impl ChatLlm {
         transcript: &str,
         terms: &ContextTerms,
         messages: &[Message],
-        deadline: Option<Instant>,
+        stop: &Stop,
     ) -> Result<String> {
         let body = request_body(&self.config.model, transcript, terms, messages);
-        let this = self.clone();
+        let (this, stop) = (self.clone(), stop.clone());
         let answer = http::block_on(async move {
             let build = || this.client.post(&this.url).json(&body);
-            http::send(build, &this.config, deadline, &this.failure()).await
+            http::send(build, &this.config, &stop, &this.failure()).await
         })??;
         parse_answer(&answer).map_err(|cause| self.failure().error(cause))
     }

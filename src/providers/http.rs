@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use reqwest::{Client, RequestBuilder, StatusCode};
 
 use super::{EndpointConfig, redact_url};
+use crate::engine::Stop;
 use crate::error::{Error, Result};
 
 /// First backoff delay; doubled after each retry.
@@ -98,48 +99,52 @@ impl Failure<'_> {
 pub(crate) async fn send(
     build: impl Fn() -> RequestBuilder,
     config: &EndpointConfig,
-    deadline: Option<Instant>,
+    stop: &Stop,
     failure: &Failure<'_>,
 ) -> Result<Vec<u8>> {
+    let deadline = stop.deadline;
     let mut backoff = FIRST_BACKOFF;
     let mut attempt = 0u32;
     loop {
+        stop.check()?;
         let timeout = match deadline {
-            Some(deadline) => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Err(failure.error("the transcription's deadline passed"));
-                }
-                config.timeout.min(left)
-            }
+            Some(deadline) => config
+                .timeout
+                .min(deadline.saturating_duration_since(Instant::now())),
             None => config.timeout,
         };
         let mut request = build().timeout(timeout);
         if let Some(key) = &config.api_key {
             request = request.bearer_auth(key);
         }
-        let (cause, retry_after) = match request.send().await {
-            Ok(response) => {
-                let status = response.status();
-                let retry_after = retry_after(&response);
-                match read_body(response).await {
-                    Ok(body) if status.is_success() => return Ok(body),
-                    Ok(body) => {
-                        let cause = format!("answered HTTP {status}: {}", quote(&body));
-                        if !retryable(status) {
-                            return Err(failure.error(cause));
-                        }
-                        (cause, retry_after)
+        let answered = async {
+            let response = request.send().await?;
+            let status = response.status();
+            let retry_after = retry_after(&response);
+            Ok::<_, reqwest::Error>((status, retry_after, read_body(response).await))
+        };
+        let answered = tokio::select! {
+            answered = answered => answered,
+            stopped = until_stopped(stop) => return Err(stopped),
+        };
+        let (cause, retry_after) = match answered {
+            Ok((status, retry_after, body)) => match body {
+                Ok(body) if status.is_success() => return Ok(body),
+                Ok(body) => {
+                    let cause = format!("answered HTTP {status}: {}", quote(&body));
+                    if !retryable(status) {
+                        return Err(failure.error(cause));
                     }
-                    Err(e) if status.is_success() => {
-                        return Err(failure.error(format!("the body could not be read: {e}")));
-                    }
-                    Err(_) if !retryable(status) => {
-                        return Err(failure.error(format!("answered HTTP {status}")));
-                    }
-                    Err(_) => (format!("answered HTTP {status}"), retry_after),
+                    (cause, retry_after)
                 }
-            }
+                Err(e) if status.is_success() => {
+                    return Err(failure.error(format!("the body could not be read: {e}")));
+                }
+                Err(_) if !retryable(status) => {
+                    return Err(failure.error(format!("answered HTTP {status}")));
+                }
+                Err(_) => (format!("answered HTTP {status}"), retry_after),
+            },
             Err(e) if e.is_timeout() => (format!("no answer within {} s", secs(timeout)), None),
             Err(e) if e.is_connect() => (format!("connection failed: {}", chain(&e)), None),
             Err(e) => return Err(failure.error(format!("request failed: {}", chain(&e)))),
@@ -161,6 +166,20 @@ pub(crate) async fn send(
         attempt += 1;
     }
 }
+
+/// The error of `stop` once it is due (polled every [`STOP_POLL`]): a cancelled or
+/// expired run does not wait for the endpoint's answer.
+async fn until_stopped(stop: &Stop) -> Error {
+    loop {
+        if let Err(stopped) = stop.check() {
+            return stopped;
+        }
+        tokio::time::sleep(STOP_POLL).await;
+    }
+}
+
+/// How often a request in flight checks its run's [`Stop`].
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 fn retryable(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()

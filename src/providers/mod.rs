@@ -16,13 +16,13 @@
 //! pooled connections alive between calls.
 
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::context::{ContextTerms, Language, Message};
 use crate::correction::llm::{LlmReview, review};
 use crate::engine::{
-    BiasStrength, EngineOutput, EngineRequest, SegmentWatcher, TermBias, WhisperEngine,
-    WindowJudge, WindowPasses,
+    BiasStrength, EngineOutput, EngineRequest, EngineSession, SegmentWatcher, Stop, TermBias,
+    WhisperEngine, WindowDone, WindowPasses,
 };
 use crate::error::Result;
 
@@ -39,8 +39,31 @@ pub trait SpeechProvider: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     /// [`crate::Error::TranscriptionFailed`] when the provider fails (with the cause,
-    /// never a secret).
+    /// never a secret); [`crate::Error::Cancelled`] or
+    /// [`crate::Error::DeadlineExceeded`] when `request.stop` says so.
     fn transcribe(&self, request: &EngineRequest<'_>) -> Result<EngineOutput>;
+
+    /// A transcription of `request.samples` that the caller pulls window by window, each
+    /// with more passes over it. By default the whole signal is one window and each
+    /// further pass is another [`SpeechProvider::transcribe`] call.
+    ///
+    /// # Errors
+    /// As [`SpeechProvider::transcribe`].
+    fn session<'a>(&'a self, request: &EngineRequest<'a>) -> Result<Box<dyn EngineSession + 'a>> {
+        Ok(Box::new(WholeSignal {
+            provider: self,
+            request: *request,
+            plain: None,
+            text: None,
+            started: false,
+        }))
+    }
+
+    /// Runs `work` where the provider wants its sessions driven (the embedded engine: on
+    /// its own threads); by default on the calling thread.
+    fn on_engine_threads(&self, work: &mut (dyn FnMut() + Send)) {
+        work();
+    }
 
     /// The provider's tokens for `text`, used to fit the prompt into its budget.
     ///
@@ -58,55 +81,73 @@ pub trait SpeechProvider: Send + Sync + fmt::Debug {
         let _ = (terms, strength);
         None
     }
+}
 
-    /// Transcribes `request.samples`, handing each window after its plain decode to
-    /// `judge`, whose answer is the window's text. By default the whole signal is one
-    /// window and each further pass is another [`SpeechProvider::transcribe`] call.
-    ///
-    /// # Errors
-    /// As [`SpeechProvider::transcribe`], and whatever `judge` returns.
-    fn transcribe_windows(
-        &self,
-        request: &EngineRequest<'_>,
-        judge: &mut WindowJudge<'_>,
-    ) -> Result<EngineOutput> {
-        let plain = self.transcribe(request)?;
-        if plain.text.is_empty() {
-            return Ok(plain);
+/// A provider's whole signal as one window (see [`SpeechProvider::session`]).
+struct WholeSignal<'a, P: ?Sized> {
+    provider: &'a P,
+    request: EngineRequest<'a>,
+    /// The plain transcript, once decoded.
+    plain: Option<EngineOutput>,
+    /// The window's final text, once accepted.
+    text: Option<String>,
+    started: bool,
+}
+
+impl<P: SpeechProvider + ?Sized> EngineSession for WholeSignal<'_, P> {
+    fn next_window(
+        &mut self,
+        _watch: &mut SegmentWatcher<'_>,
+    ) -> Result<Option<Box<dyn WindowPasses + '_>>> {
+        if std::mem::replace(&mut self.started, true) {
+            return Ok(None);
         }
-        let mut window = WholeSignal {
-            provider: self,
-            request,
-            plain: &plain,
-        };
-        let text = judge(&mut window)?;
-        Ok(EngineOutput { text, ..plain })
+        let plain = self.plain.insert(self.provider.transcribe(&self.request)?);
+        if plain.text.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(WholeWindow {
+            provider: self.provider,
+            request: &self.request,
+            plain,
+        })))
     }
-    /// [`SpeechProvider::transcribe_windows`], handing `watch` each window's text so far
-    /// while it is decoded (see [`SegmentWatcher`]). By default (remote providers) no
-    /// text is known before a window's decode ends: `watch` is never called.
-    ///
-    /// # Errors
-    /// As [`SpeechProvider::transcribe_windows`].
-    fn transcribe_windows_watched(
-        &self,
-        request: &EngineRequest<'_>,
-        judge: &mut WindowJudge<'_>,
-        watch: &mut SegmentWatcher<'_>,
-    ) -> Result<EngineOutput> {
-        let _ = watch;
-        self.transcribe_windows(request, judge)
+
+    fn accept(&mut self, text: String) -> WindowDone {
+        self.text = Some(text);
+        WindowDone {
+            segments: self
+                .plain
+                .as_ref()
+                .map(|plain| plain.segments.clone())
+                .unwrap_or_default(),
+            through_secs: self.request.samples.len() as f64
+                / f64::from(crate::audio::TARGET_SAMPLE_RATE),
+        }
+    }
+
+    fn finish(&mut self) -> EngineOutput {
+        let plain = self.plain.take().unwrap_or_else(|| EngineOutput {
+            text: String::new(),
+            language: None,
+            decoded_secs: 0.0,
+            segments: Vec::new(),
+        });
+        match self.text.take() {
+            Some(text) => EngineOutput { text, ..plain },
+            None => plain,
+        }
     }
 }
 
-/// A provider's whole signal as one window (see [`SpeechProvider::transcribe_windows`]).
-struct WholeSignal<'a, P: ?Sized> {
+/// The one window of a [`WholeSignal`] session.
+struct WholeWindow<'a, P: ?Sized> {
     provider: &'a P,
     request: &'a EngineRequest<'a>,
     plain: &'a EngineOutput,
 }
 
-impl<P: SpeechProvider + ?Sized> WindowPasses for WholeSignal<'_, P> {
+impl<P: SpeechProvider + ?Sized> WindowPasses for WholeWindow<'_, P> {
     fn language(&self) -> Option<Language> {
         self.plain.language
     }
@@ -144,6 +185,14 @@ impl SpeechProvider for WhisperEngine {
         WhisperEngine::transcribe(self, request)
     }
 
+    fn session<'a>(&'a self, request: &EngineRequest<'a>) -> Result<Box<dyn EngineSession + 'a>> {
+        Ok(Box::new(WhisperEngine::session(self, request)?))
+    }
+
+    fn on_engine_threads(&self, work: &mut (dyn FnMut() + Send)) {
+        WhisperEngine::on_engine_threads(self, work);
+    }
+
     fn tokenize(&self, text: &str) -> Result<Vec<i32>> {
         WhisperEngine::tokenize(self, text)
     }
@@ -154,23 +203,6 @@ impl SpeechProvider for WhisperEngine {
 
     fn term_bias(&self, terms: &[(String, f32)], strength: BiasStrength) -> Option<TermBias> {
         Some(WhisperEngine::term_bias(self, terms, strength))
-    }
-
-    fn transcribe_windows(
-        &self,
-        request: &EngineRequest<'_>,
-        judge: &mut WindowJudge<'_>,
-    ) -> Result<EngineOutput> {
-        WhisperEngine::transcribe_windows(self, request, judge)
-    }
-
-    fn transcribe_windows_watched(
-        &self,
-        request: &EngineRequest<'_>,
-        judge: &mut WindowJudge<'_>,
-        watch: &mut SegmentWatcher<'_>,
-    ) -> Result<EngineOutput> {
-        WhisperEngine::transcribe_windows_watched(self, request, judge, watch)
     }
 }
 
@@ -241,16 +273,16 @@ impl LlmCorrector {
         terms: &ContextTerms,
         messages: &[Message],
         language: Option<Language>,
-        deadline: Option<Instant>,
+        stop: &Stop,
     ) -> Result<LlmReview> {
         #[cfg(feature = "remote")]
         {
-            let proposal = self.chat.propose(text, terms, messages, deadline)?;
+            let proposal = self.chat.propose(text, terms, messages, stop)?;
             Ok(review(text, &proposal, terms, language))
         }
         #[cfg(not(feature = "remote"))]
         {
-            let _ = (text, terms, messages, language, deadline, review);
+            let _ = (text, terms, messages, language, stop, review);
             match self.never {}
         }
     }

@@ -56,7 +56,7 @@ impl SpeechProvider for OpenAiSpeech {
             Languages::One(language) => Some(*language),
             Languages::Auto | Languages::AnyOf(_) => None,
         };
-        let (this, deadline) = (self.clone(), request.deadline);
+        let (this, stop) = (self.clone(), request.stop.clone());
         let body = http::block_on(async move {
             let build = || {
                 let mut form = Form::new()
@@ -77,7 +77,7 @@ impl SpeechProvider for OpenAiSpeech {
                 }
                 this.client.post(&this.url).multipart(form)
             };
-            http::send(build, &this.config, deadline, &this.failure()).await
+            http::send(build, &this.config, &stop, &this.failure()).await
         })??;
         let (text, answered) = parse_answer(&body).map_err(|cause| self.failure().error(cause))?;
         let detected = answered.filter(|l| request.languages.allows(*l));

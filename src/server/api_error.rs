@@ -99,15 +99,17 @@ impl ApiCode {
     /// The code of a code string, `None` for a string that is no code.
     #[cfg(test)]
     pub fn from_name(name: &str) -> Option<Self> {
-        let library = ErrorCode::ALL.into_iter().map(ApiCode::Library);
+        let library = ErrorCode::ALL.into_iter().map(ApiCode::from);
         let server = ServerCode::ALL.into_iter().map(ApiCode::Server);
         library.chain(server).find(|code| code.as_str() == name)
     }
 }
 
 impl From<ErrorCode> for ApiCode {
+    /// The HTTP contract's code ([`ErrorCode::http_code`]: a cancelled run or one past
+    /// its deadline is `transcription_failed`).
     fn from(code: ErrorCode) -> Self {
-        ApiCode::Library(code)
+        ApiCode::Library(code.http_code())
     }
 }
 

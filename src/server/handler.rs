@@ -18,7 +18,7 @@ use tracing::info;
 
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::{CancelFlag, ContextTranscriber, ErrorCode, Transcript, TranscriptionRequest};
+use crate::{ContextTranscriber, ErrorCode, Transcript, TranscriptionRequest};
 
 use super::admission::Admission;
 use super::api_error::{ApiError, ServerCode, json_response};
@@ -26,7 +26,8 @@ use super::auth::ApiKeys;
 use super::form::{Form, read_form};
 use super::metrics::{self, Metrics};
 use super::page;
-use super::stream::{self, AnswerBody, CancelOnDrop, full};
+use super::stream::{self, AnswerBody, RunFigures, StreamEnd, full};
+use super::work::spawn_run;
 
 /// The transcription endpoint (OpenAI's path).
 const TRANSCRIPTIONS_PATH: &str = "/v1/audio/transcriptions";
@@ -96,6 +97,15 @@ pub(crate) struct RequestRecord {
     pub(crate) warnings: Option<String>,
 }
 
+impl RequestRecord {
+    /// Records a finished run's figures.
+    pub(crate) fn figures(&mut self, figures: RunFigures) {
+        self.audio_secs = Some((figures.audio_secs * 1000.0).round() / 1000.0);
+        self.decode = Some(figures.decode);
+        self.engine = Some(figures.engine);
+    }
+}
+
 pub(crate) fn ms(duration: Duration) -> f64 {
     (duration.as_secs_f64() * 1e6).round() / 1e3
 }
@@ -149,19 +159,71 @@ pub(crate) async fn handle(
     {
         response.headers_mut().insert("server-timing", value);
     }
-    let status = response.status().as_u16();
-    let route = route_label(&path);
-    state.metrics.observe(
-        route,
-        status,
-        &record,
-        total,
-        route == TRANSCRIPTIONS_PATH && method == Method::POST,
-    );
-    // Health probes are frequent and uninteresting when all is well.
-    if path == HEALTH_PATH && status == 200 {
-        tracing::debug!(request_id = %id, status, "health");
-    } else {
+    let log = RequestLog {
+        id,
+        remote,
+        method,
+        path,
+        status: response.status().as_u16(),
+        record,
+        started,
+    };
+    match response.body_mut() {
+        // A streamed answer is logged and counted when its last event is sent.
+        http_body_util::Either::Right(events) => {
+            let state = Arc::clone(state);
+            events.on_end(Box::new(move |end| log.ended(end).write(&state)));
+        }
+        http_body_util::Either::Left(_) => log.write(state),
+    }
+    response
+}
+
+/// One request's access log line and metrics, written once its answer is complete.
+struct RequestLog {
+    id: String,
+    remote: SocketAddr,
+    method: Method,
+    path: String,
+    status: u16,
+    record: RequestRecord,
+    started: Instant,
+}
+
+impl RequestLog {
+    /// The log of a streamed answer that ended as `end` says.
+    fn ended(mut self, end: StreamEnd) -> Self {
+        if let Some(figures) = end.figures {
+            self.record.figures(figures);
+        }
+        self.record.code = self.record.code.or(end.code);
+        self
+    }
+
+    fn write(self, state: &AppState) {
+        let RequestLog {
+            id,
+            remote,
+            method,
+            path,
+            status,
+            record,
+            started,
+        } = self;
+        let total = started.elapsed();
+        let route = route_label(&path);
+        state.metrics.observe(
+            route,
+            status,
+            &record,
+            total,
+            route == TRANSCRIPTIONS_PATH && method == Method::POST,
+        );
+        // Health probes are frequent and uninteresting when all is well.
+        if path == HEALTH_PATH && status == 200 {
+            tracing::debug!(request_id = %id, status, "health");
+            return;
+        }
         info!(
             request_id = %id,
             remote = %remote.ip(),
@@ -180,7 +242,6 @@ pub(crate) async fn handle(
             "request"
         );
     }
-    response
 }
 
 /// The path as a metrics label: a route of the server, or `other` (bounded cardinality).
@@ -304,19 +365,13 @@ pub(crate) async fn transcriptions(
     record.queue = Some(queued.elapsed());
     let engine = engine?;
     if stream {
-        // The log line and metrics of a streamed answer are written when its first
-        // event is known; the engine's stages are counted when its last one is.
         let mut response = stream::respond(state, (slot, engine), request, deadline).await?;
         add_warning_header(&mut response, warnings.as_deref());
         return Ok(response);
     }
 
-    let running = Instant::now();
     let transcript = run_engine(state, (slot, engine), request, deadline).await?;
-    state.admission.record(running.elapsed());
-    record.audio_secs = Some((transcript.audio_secs * 1000.0).round() / 1000.0);
-    record.decode = Some(transcript.timings.decode);
-    record.engine = Some(transcript.timings.engine);
+    record.figures(RunFigures::of(&transcript));
     let mut response = full(json_response(
         StatusCode::OK,
         &json!({ "text": transcript.text }),
@@ -402,27 +457,12 @@ async fn read_upload(
 
 /// Runs the transcription on the blocking pool, until `deadline`.
 async fn run_engine(
-    state: &AppState,
+    state: &Arc<AppState>,
     permits: (OwnedSemaphorePermit, OwnedSemaphorePermit),
     request: TranscriptionRequest,
     deadline: Instant,
 ) -> Result<Transcript, ApiError> {
-    let transcriber = state.transcriber.clone();
-    // The permits travel with the work: a client that hangs up does not free its slot
-    // before the engine is done, so at most `max_concurrent` transcriptions ever run. It
-    // is done soon: dropping this future (the client went away) or the timeout cancels
-    // the transcription at the engine's next step.
-    let cancel = CancelOnDrop(CancelFlag::new());
-    let flag = cancel.0.clone();
-    let work = tokio::task::spawn_blocking(move || {
-        let _permits = permits;
-        let running = Instant::now();
-        let result = transcriber.transcribe_request_streaming(request, &flag, &mut |_| {});
-        if result.is_err() && flag.is_cancelled() {
-            stream::cancelled(running);
-        }
-        result
-    });
+    let (work, _cancel) = spawn_run(state, permits, request, deadline, |_: &_| {}, |r| r);
     match tokio::time::timeout_at(deadline.into(), work).await {
         Ok(Ok(result)) => Ok(result?),
         Ok(Err(_)) => Err(ApiError::new(

@@ -146,15 +146,6 @@ impl Metrics {
         }
     }
 
-    /// Counts a streamed transcription's audio decoding and engine times and its audio
-    /// seconds when its last event is known (its request is counted at its first event,
-    /// by [`Metrics::observe`], which counts them for a JSON answer).
-    pub(crate) fn observe_transcript(&self, decode: Duration, engine: Duration, audio_secs: f64) {
-        self.observe_stage("decode", decode);
-        self.observe_stage("engine", engine);
-        self.audio_seconds.inc_by(audio_secs);
-    }
-
     fn observe_stage(&self, stage: &str, took: Duration) {
         self.stages
             .get_or_create(&StageLabels {

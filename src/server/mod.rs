@@ -25,7 +25,7 @@
 //!   is final, its corrections included (they need the whole window). Joined, the deltas
 //!   are the done event's text unless a window was decoded again that way or the
 //!   optional LLM review rewrote the text at the end; the done event's text is always
-//!   the authoritative one (`crate::streaming` has the details). The answer
+//!   the authoritative one ([`crate::pipeline`] has the details). The answer
 //!   starts with the first event: an error before it keeps its status code, an error
 //!   after it is an `{"type": "error", "error": {...}}` event that ends the stream. A
 //!   client that hangs up cancels its transcription at the engine's next step.
@@ -169,6 +169,7 @@ mod metrics;
 mod page;
 mod serve;
 mod stream;
+mod work;
 
 pub use serve::main;
 

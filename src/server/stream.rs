@@ -1,20 +1,20 @@
 //! `stream=true`: OpenAI's server-sent events, sent as the transcript is decoded.
 //!
-//! The transcription runs on the blocking pool with
-//! [`ContextTranscriber::transcribe_request_streaming`](crate::ContextTranscriber): its
-//! deltas (each timed segment as it is decoded without context, each corrected window
-//! with context; see `crate::streaming`) become `transcript.text.delta` events, and the
-//! end one `transcript.text.done` event whose `text` is the non-streamed transcript. The
-//! answer starts with the first event: an error before it keeps its status code, an
-//! error after it is an `error` event that ends the stream. A client that goes away drops
-//! the body, which cancels the transcription at the engine's next step, so its engine slot
-//! is free at once.
+//! The run's [`Event::Delta`]s (each timed segment as it is decoded without context,
+//! each corrected window with context; see [`crate::pipeline`]) become
+//! `transcript.text.delta` events, and its end one `transcript.text.done` event whose
+//! `text` is the non-streamed transcript. The answer starts with the first event: an
+//! error before it keeps its status code, an error after it is an `error` event that ends
+//! the stream. A client that goes away drops the body, which cancels the transcription
+//! at the engine's next step, so its engine slot is free at once. The request's log line
+//! and metrics are written when the stream ends ([`EventBody::on_end`]), with the run's
+//! real figures.
 
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{Either, Full};
@@ -25,10 +25,11 @@ use serde_json::{Value, json};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::sync::mpsc;
 
-use crate::{CancelFlag, ErrorCode, Transcript, TranscriptionRequest};
+use crate::{ErrorCode, Event, Transcript, TranscriptionRequest};
 
 use super::api_error::ApiError;
 use super::handler::AppState;
+use super::work::{CancelOnDrop, spawn_run};
 
 /// Every answer's body: a whole one, or server-sent events.
 pub(crate) type AnswerBody = Either<Full<Bytes>, EventBody>;
@@ -38,25 +39,75 @@ pub(crate) fn full(response: Response<Full<Bytes>>) -> Response<AnswerBody> {
     response.map(Either::Left)
 }
 
-/// Cancels a transcription when dropped (its answer is no longer wanted).
+/// What the transcription sends the answer.
 #[derive(Debug)]
-pub(crate) struct CancelOnDrop(pub(crate) CancelFlag);
+enum Item {
+    /// Event bytes.
+    Event(Bytes),
+    /// The last events (or the error before any), and the run's figures when it
+    /// succeeded.
+    Last(Result<Bytes, ApiError>, Option<RunFigures>),
+}
 
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        self.0.cancel();
+/// A finished run's figures, for the request's log line and metrics.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RunFigures {
+    pub(crate) decode: Duration,
+    pub(crate) engine: Duration,
+    pub(crate) audio_secs: f64,
+}
+
+impl RunFigures {
+    pub(crate) fn of(transcript: &Transcript) -> Self {
+        RunFigures {
+            decode: transcript.timings.decode,
+            engine: transcript.timings.engine,
+            audio_secs: transcript.audio_secs,
+        }
     }
 }
 
-/// What the transcription sends the answer: event bytes, or an error before any event.
-type Item = Result<Bytes, ApiError>;
+/// How a streamed answer ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct StreamEnd {
+    /// The run's figures, when it succeeded.
+    pub(crate) figures: Option<RunFigures>,
+    /// The error code of an `error` event, or `cancelled` when the client went away
+    /// before the end.
+    pub(crate) code: Option<&'static str>,
+}
+
+/// Called once when a streamed answer ends (its last event sent, or the client gone).
+pub(crate) type OnEnd = Box<dyn FnOnce(StreamEnd) + Send>;
 
 /// The events of a streamed answer. Dropping it cancels the transcription.
-#[derive(Debug)]
 pub(crate) struct EventBody {
     first: Option<Bytes>,
     events: mpsc::UnboundedReceiver<Item>,
+    end: StreamEnd,
+    on_end: Option<OnEnd>,
     _cancel: CancelOnDrop,
+}
+
+impl std::fmt::Debug for EventBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventBody")
+            .field("end", &self.end)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EventBody {
+    /// Calls `on_end` once the stream ends, with how it ended.
+    pub(crate) fn on_end(&mut self, on_end: OnEnd) {
+        self.on_end = Some(on_end);
+    }
+
+    fn ended(&mut self) {
+        if let Some(on_end) = self.on_end.take() {
+            on_end(self.end);
+        }
+    }
 }
 
 impl hyper::body::Body for EventBody {
@@ -70,23 +121,35 @@ impl hyper::body::Body for EventBody {
         if let Some(first) = self.first.take() {
             return Poll::Ready(Some(Ok(Frame::data(first))));
         }
-        self.events.poll_recv(cx).map(|item| {
-            item.map(|item| {
-                Ok(Frame::data(
-                    item.unwrap_or_else(|error| error_event(&error)),
-                ))
-            })
-        })
+        let item = std::task::ready!(self.events.poll_recv(cx));
+        let bytes = match item {
+            Some(Item::Event(bytes)) => bytes,
+            Some(Item::Last(last, figures)) => {
+                self.end.figures = figures;
+                last.unwrap_or_else(|error| {
+                    self.end.code = Some(error.code.as_str());
+                    error_event(&error)
+                })
+            }
+            None => {
+                self.ended();
+                return Poll::Ready(None);
+            }
+        };
+        Poll::Ready(Some(Ok(Frame::data(bytes))))
     }
 }
 
-/// Logs a transcription stopped by its [`CancelFlag`]: the client went away (or its
-/// time was up).
-pub(crate) fn cancelled(running: Instant) {
-    tracing::info!(
-        ran_ms = super::handler::ms(running.elapsed()),
-        "transcription cancelled: nobody waits for it any more"
-    );
+impl Drop for EventBody {
+    /// A stream dropped before its end: the client went away.
+    fn drop(&mut self) {
+        if self.on_end.is_some() {
+            if self.end.figures.is_none() && self.end.code.is_none() {
+                self.end.code = Some("cancelled");
+            }
+            self.ended();
+        }
+    }
 }
 
 fn event(payload: &Value) -> Bytes {
@@ -108,7 +171,7 @@ fn error_event(error: &ApiError) -> Bytes {
 /// The last events of a transcription that sent `streamed` so far: the rest of the text
 /// as a delta (when the text still starts with what was sent) and the done event; or the
 /// error, as an event when something was sent already.
-fn finish(result: crate::Result<Transcript>, streamed: &str) -> Item {
+fn finish(result: crate::Result<Transcript>, streamed: &str) -> Result<Bytes, ApiError> {
     match result {
         Ok(transcript) => {
             let text = transcript.text;
@@ -137,35 +200,33 @@ pub(crate) async fn respond(
     deadline: Instant,
 ) -> Result<Response<AnswerBody>, ApiError> {
     let (sender, mut events) = mpsc::unbounded_channel::<Item>();
-    let cancel = CancelOnDrop(CancelFlag::new());
-    let flag = cancel.0.clone();
-    let worker = Arc::clone(state);
-    // The permits travel with the work, as in `run_engine`.
-    tokio::task::spawn_blocking(move || {
-        let _permits = permits;
-        let running = Instant::now();
-        let mut streamed = String::new();
-        let result =
-            worker
-                .transcriber
-                .transcribe_request_streaming(request, &flag, &mut |delta| {
-                    streamed.push_str(delta);
-                    let _ = sender.send(Ok(delta_event(delta)));
-                });
-        if let Ok(transcript) = &result {
-            worker.admission.record(running.elapsed());
-            worker.metrics.observe_transcript(
-                transcript.timings.decode,
-                transcript.timings.engine,
-                transcript.audio_secs,
-            );
-        } else if flag.is_cancelled() {
-            cancelled(running);
+    let streamed = Arc::new(Mutex::new(String::new()));
+    let sink = {
+        let (sender, streamed) = (sender.clone(), Arc::clone(&streamed));
+        move |event: &Event| {
+            if let Event::Delta(delta) = event {
+                lock(&streamed).push_str(delta);
+                let _ = sender.send(Item::Event(delta_event(delta)));
+            }
         }
-        let _ = sender.send(finish(result, &streamed));
-    });
+    };
+    let then = move |result: crate::Result<Transcript>| {
+        let figures = result.as_ref().ok().map(RunFigures::of);
+        let last = finish(result, &lock(&streamed));
+        let _ = sender.send(Item::Last(last, figures));
+    };
+    let (_work, cancel) = spawn_run(state, permits, request, deadline, sink, then);
     let first = match tokio::time::timeout_at(deadline.into(), events.recv()).await {
-        Ok(Some(first)) => first?,
+        Ok(Some(Item::Event(first))) => first,
+        Ok(Some(Item::Last(last, figures))) => {
+            // The whole answer at once (no delta came before the end).
+            let first = last?;
+            let mut response = event_response(first, events, cancel);
+            if let Either::Right(body) = response.body_mut() {
+                body.end.figures = figures;
+            }
+            return Ok(response);
+        }
         Ok(None) => {
             return Err(ApiError::new(
                 ErrorCode::TranscriptionFailed,
@@ -182,9 +243,20 @@ pub(crate) async fn respond(
             ));
         }
     };
+    Ok(event_response(first, events, cancel))
+}
+
+/// A `text/event-stream` answer starting with `first`.
+fn event_response(
+    first: Bytes,
+    events: mpsc::UnboundedReceiver<Item>,
+    cancel: CancelOnDrop,
+) -> Response<AnswerBody> {
     let mut response = Response::new(Either::Right(EventBody {
         first: Some(first),
         events,
+        end: StreamEnd::default(),
+        on_end: None,
         _cancel: cancel,
     }));
     let headers = response.headers_mut();
@@ -193,7 +265,11 @@ pub(crate) async fn respond(
         HeaderValue::from_static("text/event-stream"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    Ok(response)
+    response
+}
+
+fn lock(streamed: &Mutex<String>) -> std::sync::MutexGuard<'_, String> {
+    streamed.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

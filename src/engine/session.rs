@@ -1,0 +1,277 @@
+//! [`WhisperSession`]: one transcription, window by window, driven by its caller.
+//!
+//! The caller (the pipeline) pulls windows: [`EngineSession::next_window`] encodes the
+//! next window, detects its language if not known yet and decodes it plainly; the caller
+//! judges it (more passes over the same encoding) and hands back its final text with
+//! [`EngineSession::accept`]; [`EngineSession::finish`] joins the texts.
+//!
+//! Whisper sometimes ends a timed window early: after "Why should one halt on the way?"
+//! it wrote the end of the text and left the 2.8 s after it, "Your power is sufficient,
+//! I said.", undecoded. Windows end 0.25 s after the VAD's last speech, so a longer rest
+//! holds speech. It starts the next window when it fits there (decoded alone, 2.9 s of
+//! "is the Brooklyn Bridge. The word is fare." after "How old" came out as "the word is
+//! fair" twice), else it is decoded on its own, as another window of the session.
+
+use std::ops::Range;
+
+use super::binding::DecoderState;
+use super::encoded::EncodedWindow;
+use super::text::normalise_whitespace;
+use super::whisper::WhisperEngine;
+use super::windows::{self, Window};
+use super::{EngineOutput, EngineRequest, EngineSession, SegmentWatcher, WindowDone, WindowPasses};
+use crate::audio::TARGET_SAMPLE_RATE;
+use crate::context::Language;
+use crate::error::Result;
+use crate::transcript::Segment;
+
+/// A timed window whose text ends at least this long (seconds) before the window does is
+/// decoded on from there (the window's last 0.25 s are the VAD's pad after the speech).
+const MIN_UNDECODED_TAIL_SECS: f64 = 1.0;
+/// Times a window is decoded on after an early end.
+const MAX_CONTINUATIONS: usize = 2;
+
+/// One transcription on the embedded engine, pulled window by window (see the module's
+/// documentation, `engine/session.rs`).
+pub struct WhisperSession<'e> {
+    engine: &'e WhisperEngine,
+    request: EngineRequest<'e>,
+    /// The request's own prompt, tokenized (empty: windows carry the previous text).
+    context_prompt: Vec<i32>,
+    /// The windows along the speech, in order.
+    plan: Vec<Window>,
+    /// The next window of `plan` to start.
+    next: usize,
+    /// The window being decoded, piece by piece.
+    current: Option<Piecing>,
+    /// The undecoded end of a window, to start the next one with.
+    rest: Option<Window>,
+    run: Run,
+    /// Samples decoded so far (speech windows only).
+    decoded_samples: usize,
+    /// The decoder state, taken from the engine's pool at the first window.
+    state: Option<DecoderState>,
+}
+
+impl std::fmt::Debug for WhisperSession<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WhisperSession")
+            .field("windows", &self.plan.len())
+            .field("next", &self.next)
+            .field("language", &self.run.language)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A window being decoded: its samples and the piece decoded last.
+struct Piecing {
+    window: Window,
+    audio: Vec<f32>,
+    /// Its index in the plan.
+    index: usize,
+    /// Where the piece decoded last starts, in `audio`.
+    start: usize,
+    /// Pieces decoded after the first.
+    continuations: usize,
+    /// Where the piece's timed text ends (samples of the piece), if timed.
+    speech_end: Option<usize>,
+}
+
+/// A window's plain decode ([`WhisperEngine::decode_window`]).
+pub(super) struct PlainWindow {
+    pub(super) language: Language,
+    pub(super) plain_text: String,
+    /// Where its timed text ends (samples of the window), if timed.
+    pub(super) speech_end: Option<usize>,
+}
+
+/// What a transcription carries from one window to the next.
+pub(super) struct Run {
+    /// The language, once known (forced, or detected on the first window).
+    pub(super) language: Option<Language>,
+    /// The previous window's text tokens: the next timed window's prompt.
+    pub(super) carry: Vec<i32>,
+    pub(super) texts: Vec<String>,
+    /// The last decoded piece's plain segments (samples of the piece, text).
+    pub(super) timed: Vec<(Range<usize>, String)>,
+    /// The plain segments so far, in seconds of the input signal.
+    pub(super) segments: Vec<Segment>,
+}
+
+impl Run {
+    /// Moves [`Run::timed`], decoded from `window`'s samples `offset..`, to
+    /// [`Run::segments`] in seconds of the input signal; times never go back.
+    fn place_timed(&mut self, window: &Window, offset: usize) {
+        for (range, text) in self.timed.drain(..) {
+            let floor = self.segments.last().map_or(0.0, |s: &Segment| s.end);
+            let start = source_secs(window, offset + range.start).max(floor);
+            let end = source_secs(window, offset + range.end).max(start);
+            self.segments.push(Segment::new(start, end, text));
+        }
+    }
+}
+
+/// Seconds of the input signal at `offset` samples into `window`.
+fn source_secs(window: &Window, offset: usize) -> f64 {
+    window.source_sample(offset) as f64 / f64::from(TARGET_SAMPLE_RATE)
+}
+
+impl<'e> WhisperSession<'e> {
+    pub(super) fn new(
+        engine: &'e WhisperEngine,
+        request: EngineRequest<'e>,
+        plan: Vec<Window>,
+        forced: Option<Language>,
+        context_prompt: Vec<i32>,
+    ) -> Self {
+        WhisperSession {
+            engine,
+            request,
+            context_prompt,
+            next: 0,
+            current: None,
+            rest: None,
+            run: Run {
+                language: forced,
+                carry: Vec::new(),
+                texts: Vec::with_capacity(plan.len()),
+                timed: Vec::new(),
+                segments: Vec::new(),
+            },
+            plan,
+            decoded_samples: 0,
+            state: None,
+        }
+    }
+
+    /// Starts the next window of the plan (joined to the rest of the previous one, if
+    /// any); false when the plan is done.
+    fn start_window(&mut self) -> Result<bool> {
+        let Some(planned) = self.plan.get(self.next) else {
+            return Ok(false);
+        };
+        let window = match self.rest.take() {
+            Some(rest) => rest.joined_with(planned).unwrap_or_else(|| planned.clone()),
+            None => planned.clone(),
+        };
+        self.request.stop.check()?;
+        let audio = window.render(self.request.samples);
+        self.decoded_samples += audio.len();
+        self.current = Some(Piecing {
+            window,
+            audio,
+            index: self.next,
+            start: 0,
+            continuations: 0,
+            speech_end: None,
+        });
+        self.next += 1;
+        Ok(true)
+    }
+}
+
+impl EngineSession for WhisperSession<'_> {
+    fn next_window(
+        &mut self,
+        watch: &mut SegmentWatcher<'_>,
+    ) -> Result<Option<Box<dyn WindowPasses + '_>>> {
+        if self.current.is_none() && !self.start_window()? {
+            return Ok(None);
+        }
+        let engine = self.engine;
+        let state = match &mut self.state {
+            Some(state) => state,
+            empty => empty.insert(engine.states.take_or(|| engine.model.new_state())?),
+        };
+        let Some(current) = self.current.as_mut() else {
+            return Ok(None);
+        };
+        let piece = &current.audio[current.start..];
+        let plain = engine.decode_window(
+            state,
+            piece,
+            &self.context_prompt,
+            &mut self.run,
+            &self.request,
+            watch,
+        )?;
+        current.speech_end = plain.speech_end;
+        Ok(Some(Box::new(EncodedWindow {
+            model: &engine.model,
+            threads: engine.threads,
+            beam_size: engine.beam_size(),
+            encoder_passes: &engine.encoder_passes,
+            state,
+            language: plain.language,
+            audio: piece,
+            stop: self.request.stop,
+            plain_text: plain.plain_text,
+        })))
+    }
+
+    fn accept(&mut self, text: String) -> WindowDone {
+        if !text.is_empty() {
+            self.run.texts.push(text);
+        }
+        let Some(mut current) = self.current.take() else {
+            return WindowDone::default();
+        };
+        let closed = self.run.segments.len();
+        self.run.place_timed(&current.window, current.start);
+        let segments = self.run.segments[closed..].to_vec();
+        let piece_len = current.audio.len() - current.start;
+        let min_tail = windows::secs_to_samples(MIN_UNDECODED_TAIL_SECS);
+        if let Some(end) = current
+            .speech_end
+            .filter(|&end| piece_len.saturating_sub(end) >= min_tail)
+        {
+            current.start += end;
+            let left = current.window.rest_from(current.start);
+            if let Some(next) = self.plan.get(current.index + 1)
+                && left.joined_with(next).is_some()
+            {
+                self.decoded_samples -= current.audio.len() - current.start;
+                self.rest = Some(left);
+            } else if current.continuations < MAX_CONTINUATIONS {
+                current.continuations += 1;
+                let through_secs = source_secs(&current.window, current.start);
+                self.current = Some(current);
+                return WindowDone {
+                    segments,
+                    through_secs,
+                };
+            }
+        }
+        let through_secs = match &self.rest {
+            Some(_) => source_secs(&current.window, current.start),
+            None => source_secs(&current.window, current.audio.len()),
+        };
+        WindowDone {
+            segments,
+            through_secs,
+        }
+    }
+
+    fn finish(&mut self) -> EngineOutput {
+        let text = normalise_whitespace(&self.run.texts.join(" "));
+        EngineOutput {
+            language: if text.is_empty() {
+                None
+            } else {
+                self.run.language
+            },
+            text,
+            decoded_secs: self.decoded_samples as f64 / f64::from(TARGET_SAMPLE_RATE),
+            segments: std::mem::take(&mut self.run.segments),
+        }
+    }
+}
+
+impl Drop for WhisperSession<'_> {
+    /// A state is reusable after any outcome: every window starts with an encode.
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take() {
+            self.engine.states.give_back(state);
+        }
+    }
+}

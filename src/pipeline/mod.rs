@@ -1,0 +1,181 @@
+//! The pipeline, stage by stage, in one place (`Pipeline::stages`, which
+//! [`ContextTranscriber::run`](crate::ContextTranscriber::run) runs):
+//!
+//! 1. decode the audio ([`crate::audio`]) to 16 kHz mono;
+//! 2. the context's terms ([`ContextTerms`]: the dictionary's and those mined from the
+//!    messages);
+//! 3. for each window the engine session yields (`crate::engine::EngineSession`): its
+//!    plain pass, the context's candidates and their judgement (`pipeline/window.rs`), then the
+//!    window's text, segments and progress as [`Event`]s;
+//! 4. the optional LLM review of the whole text;
+//! 5. the final text placed in the plain decode's timed segments, and the [`Transcript`].
+//!
+//! The pipeline pulls windows from the engine, so it owns the order of the stages, and a
+//! run's [`RunOptions`] (deadline, cancel token, event sink) travel with it explicitly.
+//!
+//! Events come at two grains:
+//!
+//! - **A request without context terms** (no dictionary and no messages, or none that
+//!   give a term): every window's text is its plain decode, so it is reported segment by
+//!   segment. Each time the window's first attempt (greedy, temperature 0) closes a timed
+//!   segment, and its text so far would pass the temperature fallback's checks (average
+//!   log-probability, compression ratio), the window's text so far is reported. A window
+//!   may then be decoded again: temperature fallback, or the retry without the previous
+//!   window's text when the first attempt loops. Sent text cannot be taken back, so once
+//!   the window is final, only the final text's extension of what was sent for it is
+//!   sent, when it extends it; when it does not, nothing more is sent for that window
+//!   (the next window's text follows after a space). The [`Event::Done`] transcript is
+//!   always the authoritative text: the deltas joined equal it unless a window was
+//!   replaced this way (or the LLM review below rewrote it).
+//! - **A request with context terms**: the window's corrections need the whole window,
+//!   so the text is reported per window (up to 28 s of speech; see
+//!   `engine::windows`), after its corrections; no later step takes a reported word back.
+//!
+//! In both, the optional LLM review (`CTXSCRIBE_LLM_URL`) runs after the last window and
+//! may change text already reported.
+
+mod events;
+mod options;
+mod stream;
+mod window;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+use crate::audio::{AudioLimits, TARGET_SAMPLE_RATE};
+use crate::context::{ContextLayers, ContextTerms};
+use crate::engine::{EngineRequest, Stop};
+use crate::error::{Error, Result};
+use crate::providers::{LlmCorrector, SpeechProvider};
+use crate::request::TranscriptionRequest;
+use crate::transcript::{StageTimings, Transcript, align_segments};
+use events::{Events, WindowText};
+use window::WindowPolicy;
+
+pub use options::{Event, EventSink, RunOptions};
+pub use stream::{Next, TranscriptStream};
+
+/// Everything a run needs that outlives it: the speech provider, the optional LLM step,
+/// the limits and the context layers.
+#[derive(Debug)]
+pub(crate) struct Pipeline {
+    /// The embedded engine or a remote endpoint.
+    pub(crate) engine: Box<dyn SpeechProvider>,
+    /// The optional LLM correction step.
+    pub(crate) llm: Option<LlmCorrector>,
+    pub(crate) limits: AudioLimits,
+    /// The transcriber's time limit for every run.
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) layers: ContextLayers,
+}
+
+impl Pipeline {
+    /// Runs `request` through every stage, on the engine's threads; a panic in a stage
+    /// (or in the event sink) fails the run instead of unwinding into the caller.
+    ///
+    /// # Errors
+    /// Every failure is an [`Error`] whose [`Error::code`] is the contract code;
+    /// [`Error::Cancelled`] and [`Error::DeadlineExceeded`] when `options` says so.
+    pub(crate) fn run(
+        &self,
+        request: TranscriptionRequest,
+        options: RunOptions<'_>,
+    ) -> Result<Transcript> {
+        let started = Instant::now();
+        let stop = options.stop(self.timeout, started);
+        let mut result = None;
+        let mut run_once = Some((request, options));
+        self.engine.on_engine_threads(&mut || {
+            if let Some((request, options)) = run_once.take() {
+                result = Some(
+                    catch_unwind(AssertUnwindSafe(|| {
+                        self.stages(request, options, &stop, started)
+                    }))
+                    .unwrap_or_else(|_| Err(panicked())),
+                );
+            }
+        });
+        result.unwrap_or_else(|| Err(panicked()))
+    }
+
+    /// The stages, in order (see the [module](self)).
+    fn stages(
+        &self,
+        request: TranscriptionRequest,
+        options: RunOptions<'_>,
+        stop: &Stop,
+        started: Instant,
+    ) -> Result<Transcript> {
+        let TranscriptionRequest {
+            audio,
+            messages,
+            languages,
+            dictionary,
+        } = request;
+        let warnings = audio.warnings();
+        stop.check()?;
+        let samples = audio.decode(&self.limits)?;
+        let decoded = Instant::now();
+        let audio_secs = samples.len() as f64 / f64::from(TARGET_SAMPLE_RATE);
+        let terms = ContextTerms::from_context(&messages, &dictionary);
+        let policy = WindowPolicy::new(&*self.engine, self.layers, &messages, &terms);
+        let mut events = Events::new(options.sink, audio_secs);
+        let engine_request = EngineRequest {
+            samples: &samples,
+            languages: &languages,
+            prompt: "",
+            stop,
+            bias: None,
+        };
+        let mut session = self.engine.session(&engine_request)?;
+        let mut verdicts = Vec::new();
+        loop {
+            // Without terms a window's text is its plain decode: shown while decoded.
+            let mut watch = |text: &str| {
+                if terms.is_empty() {
+                    events.text(WindowText::Decoding(text));
+                }
+            };
+            let Some(mut window) = session.next_window(&mut watch)? else {
+                break;
+            };
+            let text = policy.judge_window(&mut *window, &mut verdicts)?;
+            drop(window);
+            events.text(WindowText::Final(&text));
+            let done = session.accept(text.clone());
+            events.accepted(&text, &done);
+        }
+        let output = session.finish();
+        let text = match &self.llm {
+            Some(llm) if self.layers.correction && !output.text.is_empty() => {
+                llm.correct(&output.text, &terms, &messages, output.language, stop)?
+                    .text
+            }
+            _ => output.text,
+        };
+        let finished = Instant::now();
+        let transcript = Transcript {
+            segments: align_segments(&output.segments, &text, audio_secs),
+            text,
+            language: output.language,
+            audio_secs,
+            timings: StageTimings {
+                decode: decoded - started,
+                engine: finished - decoded,
+                total: finished - started,
+            },
+            edits: verdicts,
+            warnings,
+        };
+        events.done(&transcript);
+        Ok(transcript)
+    }
+}
+
+/// The error of a run that panicked.
+fn panicked() -> Error {
+    Error::TranscriptionFailed {
+        message: "the transcription panicked (the engine or an event handler)".into(),
+        source: None,
+    }
+}

@@ -1,0 +1,306 @@
+//! One window's final text: the context's per-window policy.
+//!
+//! The plain decode is the first candidate. With context terms, more passes over the
+//! same window (prompted with the terms, biased towards them, prompted with the whole
+//! context) and the spoken-form matcher propose edits; the judge keeps those the model's
+//! own scores of the audio support ([`judge`]), or, with the judge switched off, the
+//! merge keeps the terms written where the plain text has words that sound like them.
+
+use crate::context::prompt::MAX_GLOSSARY_TERMS;
+use crate::context::{self, ContextLayers, ContextTerms, Message, TermOrigin};
+use crate::correction::judge::{
+    EditSource, Verdict, candidate_edits, check_homophone_edits, judge,
+};
+use crate::correction::{Corrector, contains_word};
+use crate::engine::{BiasStrength, TermBias, WindowPasses};
+use crate::error::Result;
+use crate::providers::SpeechProvider;
+
+/// Beams of the context pass's second try, after its greedy decode lost the speech.
+const FALLBACK_BEAMS: usize = 3;
+/// Biasing weight of a dictionary term (the caller says it matters).
+const DICTIONARY_BIAS_WEIGHT: f32 = 1.0;
+/// Biasing weight of a term mined from the messages (it may not be said).
+const MINED_BIAS_WEIGHT: f32 = 0.8;
+
+/// The per-window policy of one transcriber: its speech provider (to tokenize prompts
+/// and build biases) and the context layers switched on.
+pub(super) struct WindowPolicy<'a> {
+    engine: &'a dyn SpeechProvider,
+    layers: ContextLayers,
+    messages: &'a [Message],
+    terms: &'a ContextTerms,
+    corrector: Corrector,
+}
+
+impl<'a> WindowPolicy<'a> {
+    pub(super) fn new(
+        engine: &'a dyn SpeechProvider,
+        layers: ContextLayers,
+        messages: &'a [Message],
+        terms: &'a ContextTerms,
+    ) -> Self {
+        WindowPolicy {
+            engine,
+            layers,
+            messages,
+            terms,
+            corrector: Corrector::new(terms),
+        }
+    }
+    /// One window's text from its plain decode and the context: candidate edits from the
+    /// spoken-form matcher and from a decode of the same encoding prompted (and biased)
+    /// with the context's terms, each kept only when the model's own scores of the audio
+    /// support it ([`judge`]).
+    pub(super) fn judge_window(
+        &self,
+        window: &mut dyn WindowPasses,
+        verdicts: &mut Vec<Verdict>,
+    ) -> Result<String> {
+        let (messages, terms, corrector) = (self.messages, self.terms, &self.corrector);
+        let layers = self.layers;
+        let plain = window.plain_text().to_owned();
+        if terms.is_empty() || plain.is_empty() {
+            return Ok(plain);
+        }
+        if !layers.judge || !window.can_score() {
+            let merged = self.merge_window(window, messages, terms, corrector)?;
+            if merged == plain || !window.can_score() {
+                return Ok(merged);
+            }
+            let prompt = self.glossary_prompt(&terms.leading(MAX_GLOSSARY_TERMS));
+            let (text, mut checked) =
+                check_homophone_edits(window, &plain, &merged, &prompt, corrector, terms)?;
+            verdicts.append(&mut checked);
+            return Ok(text);
+        }
+        let language = window.language();
+        let glossary = terms.leading(MAX_GLOSSARY_TERMS);
+        let prompt = self.glossary_prompt(&glossary);
+        let bias = if layers.biasing {
+            self.term_bias(&glossary)
+        } else {
+            None
+        };
+        let decode_prompt = if layers.prompt { prompt.as_str() } else { "" };
+        let prompted = if decode_prompt.is_empty() && bias.is_none() {
+            None
+        } else {
+            Some(window.decode_prompted(decode_prompt, bias.as_ref())?)
+        };
+        let mut edits = candidate_edits(corrector, &plain, prompted.as_deref(), language);
+        if !layers.correction {
+            edits.retain(|edit| edit.source == EditSource::Prompted);
+        }
+        let (text, mut judged) = judge(window, &plain, &edits, &prompt, corrector, terms)?;
+        verdicts.append(&mut judged);
+        Ok(text)
+    }
+
+    /// The judge's context prompt: `glossary` (the leading terms) rendered as a prompt.
+    fn glossary_prompt(&self, glossary: &ContextTerms) -> String {
+        context::prompt::render_prompt(&[], glossary, &|text: &str| self.count_tokens(text))
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        self.engine
+            .tokenize(text)
+            .map_or_else(|_| context::prompt::estimate_tokens(text), |t| t.len())
+    }
+
+    /// The default pipeline (the judge switched off): spoken-form correction of the
+    /// plain decode, then two more decodes of the same encoding, each a source of terms:
+    /// one prompted with and biased towards the terms, those the plain text sounds like
+    /// first ([`Self::term_pass`]), one prompted with the whole context as a user would
+    /// prompt Whisper ([`Self::context_pass`]). Each runs only while a term is unwritten.
+    fn merge_window(
+        &self,
+        window: &mut dyn WindowPasses,
+        messages: &[Message],
+        terms: &ContextTerms,
+        corrector: &Corrector,
+    ) -> Result<String> {
+        let layers = self.layers;
+        let language = window.language();
+        let finish = |text: &str| {
+            if layers.correction && !terms.is_empty() {
+                corrector.correct(text, language).text
+            } else {
+                text.to_owned()
+            }
+        };
+        let first = window.plain_text().to_owned();
+        let mut text = finish(&first);
+        let all_written = |text: &str| {
+            terms
+                .terms()
+                .iter()
+                .all(|term| contains_word(text, term.text()))
+        };
+        if !(layers.prompt || layers.biasing) || first.is_empty() {
+            return Ok(text);
+        }
+        if !all_written(&text) {
+            text = self.term_pass(window, terms, corrector, &first, &text, &finish)?;
+        }
+        if layers.prompt && !all_written(&text) {
+            text = self.context_pass(window, messages, terms, corrector, &text, &finish)?;
+        }
+        Ok(text)
+    }
+
+    /// A decode prompted with the terms: those the plain transcript `first` sounds like
+    /// by spelling rules ([`Corrector::relevant_terms`]), then the leading ones, as many
+    /// as a glossary lists ([`MAX_GLOSSARY_TERMS`]); biased towards them too when the
+    /// glossary holds every term. Not only the
+    /// sound-alike ones: a name that is not said as it is spelled ("Qian") or a product
+    /// respelled from a word ("Snyk") is rarely relevant by its spelling, while the
+    /// decoder, told the terms and hearing the audio, writes it. The terms it writes are
+    /// merged into `text` only where `text` has words that sound like them
+    /// ([`Corrector::merge_second_pass`]): the decoder may write a term it was told
+    /// about, and the merge keeps out one the audio did not say.
+    fn term_pass(
+        &self,
+        window: &mut dyn WindowPasses,
+        terms: &ContextTerms,
+        corrector: &Corrector,
+        first: &str,
+        text: &str,
+        finish: &dyn Fn(&str) -> String,
+    ) -> Result<String> {
+        let layers = self.layers;
+        let mut indices = corrector.relevant_terms(first);
+        indices.truncate(MAX_GLOSSARY_TERMS);
+        for index in 0..terms.len() {
+            if indices.len() >= MAX_GLOSSARY_TERMS {
+                break;
+            }
+            if !indices.contains(&index) {
+                indices.push(index);
+            }
+        }
+        let glossary = terms.picked(&indices);
+        let unwritten = glossary
+            .terms()
+            .iter()
+            .any(|t| !contains_word(text, t.text()));
+        if !unwritten {
+            return Ok(text.to_owned());
+        }
+        let count_tokens = |text: &str| self.count_tokens(text);
+        let prompt = if layers.prompt {
+            context::prompt::render_prompt(&[], &glossary, &count_tokens)
+        } else {
+            String::new()
+        };
+        // Biased only towards a glossary of every term. A longer list's glossary is chosen
+        // by what the plain transcript sounds like (`relevant_terms`): a bias towards the
+        // terms chosen that way counts that sound a second time, and the merge's sound
+        // check a third ("Tarathin" for "tear a thin" came out "tarr, thin" with 1000
+        // unrelated terms). The prompt still names them.
+        let bias = if layers.biasing && terms.len() <= MAX_GLOSSARY_TERMS {
+            self.term_bias(&glossary)
+        } else {
+            None
+        };
+        let mut second = finish(&window.decode_prompted(&prompt, bias.as_ref())?);
+        if bias.is_some() && !prompt.is_empty() && !keeps_the_speech(text, &second) {
+            // Prompt and bias together can tip Whisper into copying the prompt
+            // ("Datadog, Opsgenie." for a ten-word sentence): the prompt alone usually
+            // still spells the terms.
+            second = finish(&window.decode_prompted(&prompt, None)?);
+        }
+        Ok(if keeps_the_speech(text, &second) {
+            corrector.merge_second_pass(text, &second, &indices)
+        } else {
+            text.to_owned()
+        })
+    }
+
+    /// A decode prompted with the whole context (the messages and the terms, no bias):
+    /// the terms it writes are merged into `text`, or it replaces `text` when it writes
+    /// more terms and is the same transcript ([`Corrector::prefer_second_pass`]).
+    fn context_pass(
+        &self,
+        window: &mut dyn WindowPasses,
+        messages: &[Message],
+        terms: &ContextTerms,
+        corrector: &Corrector,
+        text: &str,
+        finish: &dyn Fn(&str) -> String,
+    ) -> Result<String> {
+        let glossary = terms.leading(MAX_GLOSSARY_TERMS);
+        let count_tokens = |text: &str| self.count_tokens(text);
+        let prompt = context::prompt::render_prompt(messages, &glossary, &count_tokens);
+        let mut second = finish(&window.decode_prompted(&prompt, None)?);
+        if !keeps_the_speech(text, &second) || corrector.glues_words(text, &second) {
+            // Greedy decoding prompted with a list of names tends to copy the list
+            // ("Xiaoqing, Zhiwei, Jiaqi." for a sentence about them), and with a list
+            // of identifiers to glue words ("WillAndFunWillHandleLeonCoralRotation");
+            // the beams keep other continuations alive. Only these failures pay for them.
+            second = finish(&window.decode_prompted_beams(&prompt, FALLBACK_BEAMS)?);
+        }
+        if !keeps_the_speech(text, &second) {
+            return Ok(text.to_owned());
+        }
+        let all: Vec<usize> = (0..terms.len()).collect();
+        let merged = corrector.merge_second_pass(text, &second, &all);
+        Ok(corrector.prefer_second_pass(&merged, &second))
+    }
+
+    /// The decode-time bias towards `terms`' written forms, weighted by origin (`None`
+    /// when the speech provider cannot bias).
+    fn term_bias(&self, terms: &ContextTerms) -> Option<TermBias> {
+        let weighted: Vec<(String, f32)> = terms
+            .terms()
+            .iter()
+            .flat_map(|term| {
+                let weight = match term.origin() {
+                    TermOrigin::Dictionary => DICTIONARY_BIAS_WEIGHT,
+                    TermOrigin::Messages => MINED_BIAS_WEIGHT,
+                };
+                term.written_forms()
+                    .into_iter()
+                    .map(move |form| (form, weight))
+            })
+            .collect();
+        self.engine.term_bias(&weighted, BiasStrength::default())
+    }
+}
+
+/// True when the prompted transcript `second` still holds about as much speech as the
+/// unprompted `first`, counted in letters and digits: a prompt can make Whisper write
+/// the term and drop the rest of the sentence ("Alert, scope today the dog, and the
+/// uncall uses our genius." became "Datadog."), which writes more terms but loses the
+/// speech. Letters, not words: a term glues several misheard words into one ("jolly
+/// and broken" -> "Anjali, Rohan").
+fn keeps_the_speech(first: &str, second: &str) -> bool {
+    let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).count();
+    letters(second) * SECOND_PASS_MIN_LETTERS_DEN >= letters(first) * SECOND_PASS_MIN_LETTERS_NUM
+}
+
+/// The prompted transcript must keep at least this fraction (numerator / denominator)
+/// of the unprompted one's letters.
+const SECOND_PASS_MIN_LETTERS_NUM: usize = 3;
+const SECOND_PASS_MIN_LETTERS_DEN: usize = 5;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_pass_that_copies_the_prompt_does_not_keep_the_speech() {
+        let first = "Alert, scope today the dog, and the uncall uses our genius.";
+        assert!(!keeps_the_speech(first, "Datadog, Opsgenie."));
+        assert!(keeps_the_speech(
+            first,
+            "Alert, scope Datadog, and the uncall uses Opsgenie."
+        ));
+        // Several misheard words glued into the terms are not lost speech.
+        assert!(keeps_the_speech(
+            "Big and jolly and broken about the Q4 road map.",
+            "Being Anjali, Rohan about Q4 roadmap."
+        ));
+        assert!(keeps_the_speech("", ""));
+    }
+}
