@@ -66,8 +66,14 @@ enum ctxscribe_status
     CTXSCRIBE_STATUS_AUDIO_TOO_LONG = 5,
     // `model_unavailable`: the model (or VAD model) is missing or cannot be loaded.
     CTXSCRIBE_STATUS_MODEL_UNAVAILABLE = 6,
-    // `transcription_failed`: the engine failed on valid audio, or the timeout passed.
+    // `transcription_failed`: the engine or a remote provider failed on valid audio.
     CTXSCRIBE_STATUS_TRANSCRIPTION_FAILED = 7,
+    // `cancelled`: the run was cancelled through its `ctxscribe_cancel_token`, or its
+    // segment callback asked it to stop.
+    CTXSCRIBE_STATUS_CANCELLED = 8,
+    // `deadline_exceeded`: the run did not finish within its time limit (the
+    // configuration's `timeout_secs`, or the run options').
+    CTXSCRIBE_STATUS_DEADLINE_EXCEEDED = 9,
     // `null_argument`: a pointer argument that must not be NULL was NULL.
     CTXSCRIBE_STATUS_NULL_ARGUMENT = 100,
     // `panic`: a bug in ctxscribe was caught at the boundary; the call failed.
@@ -104,6 +110,14 @@ typedef uint32_t ctxscribe_role;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// A cancel token: `ctxscribe_cancel_token_cancel()` from any thread stops every call
+// that holds it with `CTXSCRIBE_STATUS_CANCELLED`, within a decoding step (milliseconds).
+//
+// Created by `ctxscribe_cancel_token_new()`, freed by `ctxscribe_cancel_token_free()`.
+// Run options keep their own reference: the token may be freed while a call that holds
+// it runs.
+typedef struct ctxscribe_cancel_token ctxscribe_cancel_token;
+
 // Settings for `ctxscribe_transcriber_new()`; every setting has a default.
 //
 // Created by `ctxscribe_config_new()`, freed by `ctxscribe_config_free()`. A config may
@@ -129,6 +143,12 @@ typedef struct ctxscribe_error ctxscribe_error;
 // synchronised).
 typedef struct ctxscribe_request ctxscribe_request;
 
+// How one call runs: a cancel token, a time limit and a segment callback, each
+// optional. Created by `ctxscribe_run_options_new()`, freed by
+// `ctxscribe_run_options_free()`; pass it to `ctxscribe_transcriber_transcribe_with()`
+// or `ctxscribe_transcriber_transcribe_pcm_with()`.
+typedef struct ctxscribe_run_options ctxscribe_run_options;
+
 // A loaded Whisper model that transcribes audio with context.
 //
 // Created by `ctxscribe_transcriber_new()`, freed by `ctxscribe_transcriber_free()`.
@@ -143,6 +163,15 @@ typedef struct ctxscribe_transcriber ctxscribe_transcriber;
 // `ctxscribe_transcriber_transcribe_pcm()`, freed by `ctxscribe_transcript_free()`.
 // Immutable: it may be read from any thread.
 typedef struct ctxscribe_transcript ctxscribe_transcript;
+
+// Called on the calling thread for each timed segment of a finished window: `start` and
+// `end` in seconds of the input, `text` its UTF-8 text (valid only during the call),
+// and the `user_data` given with it. Return 0 to go on; any other value stops the run,
+// which then fails with `CTXSCRIBE_STATUS_CANCELLED`.
+typedef int32_t (*ctxscribe_segment_callback)(double start,
+                                              double end,
+                                              const char *text,
+                                              void *user_data);
 
 #ifdef __cplusplus
 extern "C" {
@@ -293,7 +322,7 @@ ctxscribe_status ctxscribe_config_set_max_duration_secs(ctxscribe_config *config
                                                         ctxscribe_error **err_out);
 
 // Gives up on a transcription after this many milliseconds, failing with
-// `CTXSCRIBE_STATUS_TRANSCRIPTION_FAILED`; 0 means no timeout (the default).
+// `CTXSCRIBE_STATUS_DEADLINE_EXCEEDED`; 0 means no timeout (the default).
 //
 // NULL rules: `config` must not be NULL. `err_out` may be NULL; otherwise, on failure
 // only, `*err_out` receives an error object to free with `ctxscribe_error_free()`.
@@ -526,6 +555,110 @@ ctxscribe_status ctxscribe_request_set_dictionary(ctxscribe_request *request,
                                                   const char *text,
                                                   ctxscribe_error **err_out);
 
+// Creates a cancel token that is not cancelled.
+//
+// Ownership: the caller frees it with `ctxscribe_cancel_token_free()`. Returns NULL only
+// if the library failed internally (a caught panic).
+// Thread safety: any thread. Does not block.
+ctxscribe_cancel_token *ctxscribe_cancel_token_new(void);
+
+// Cancels every call holding `token` (through run options). Cancelling twice, before a
+// call starts or after it ended is harmless.
+//
+// NULL rules: `ctxscribe_cancel_token_cancel(NULL)` does nothing.
+// Thread safety: any thread, also while calls holding the token run. Does not block.
+//
+// # Safety
+//
+// `token` is NULL or a live token.
+void ctxscribe_cancel_token_cancel(const ctxscribe_cancel_token *token);
+
+// Whether `ctxscribe_cancel_token_cancel()` was called on `token`; false for NULL.
+//
+// Thread safety: any thread. Does not block.
+//
+// # Safety
+//
+// `token` is NULL or a live token.
+bool ctxscribe_cancel_token_is_cancelled(const ctxscribe_cancel_token *token);
+
+// Frees a cancel token. Run options and calls that hold it keep working with it.
+//
+// NULL rules: `ctxscribe_cancel_token_free(NULL)` does nothing.
+// Thread safety: once no other thread uses `token` itself. Does not block.
+//
+// # Safety
+//
+// `token` is NULL or a token from `ctxscribe_cancel_token_new()` not freed yet; it must
+// not be used afterwards.
+void ctxscribe_cancel_token_free(ctxscribe_cancel_token *token);
+
+// Creates run options with no cancel token, no time limit (the configuration's
+// `timeout_ms` still applies) and no callback.
+//
+// Ownership: the caller frees them with `ctxscribe_run_options_free()`. Returns NULL
+// only if the library failed internally (a caught panic).
+// Thread safety: any thread. Does not block.
+ctxscribe_run_options *ctxscribe_run_options_new(void);
+
+// Frees run options.
+//
+// NULL rules: `ctxscribe_run_options_free(NULL)` does nothing.
+// Thread safety: once no call uses `options`. Does not block.
+//
+// # Safety
+//
+// `options` is NULL or options from `ctxscribe_run_options_new()` not freed yet; they
+// must not be used afterwards.
+void ctxscribe_run_options_free(ctxscribe_run_options *options);
+
+// Makes calls with `options` stop when `token` is cancelled; NULL `token` removes it.
+// The options keep their own reference: `token` may be freed afterwards.
+//
+// NULL rules: `options` must not be NULL (`CTXSCRIBE_STATUS_NULL_ARGUMENT`). `err_out`
+// may be NULL; otherwise, on failure only, `*err_out` receives an error object to free
+// with `ctxscribe_error_free()`.
+// Thread safety: not while another thread uses `options`. Does not block.
+//
+// # Safety
+//
+// `options` is NULL or live options nobody else uses; `token` is NULL or a live token;
+// `err_out` is NULL or valid for writing one pointer.
+ctxscribe_status ctxscribe_run_options_set_cancel_token(ctxscribe_run_options *options,
+                                                        const ctxscribe_cancel_token *token,
+                                                        ctxscribe_error **err_out);
+
+// Gives up on calls with `options` after this many milliseconds, failing with
+// `CTXSCRIBE_STATUS_DEADLINE_EXCEEDED`; 0 means no limit beyond the configuration's.
+//
+// NULL rules, thread safety: as `ctxscribe_run_options_set_cancel_token()`.
+//
+// # Safety
+//
+// `options` is NULL or live options nobody else uses; `err_out` is NULL or valid for
+// writing one pointer.
+ctxscribe_status ctxscribe_run_options_set_timeout_ms(ctxscribe_run_options *options,
+                                                      uint64_t timeout_ms,
+                                                      ctxscribe_error **err_out);
+
+// Calls `callback` with `user_data` for each timed segment of each window as soon as the
+// window is final, on the thread that called `ctxscribe_transcriber_transcribe_with()`
+// (the run itself works on the library's threads meanwhile); a non-zero return stops
+// the run. NULL `callback` removes it. The segments of the final transcript are
+// authoritative.
+//
+// NULL rules, thread safety: as `ctxscribe_run_options_set_cancel_token()`.
+//
+// # Safety
+//
+// `options` is NULL or live options nobody else uses; `callback`, if not NULL, is safe
+// to call with `user_data` from the thread that runs a call with these options, for as
+// long as the options are used; `err_out` is NULL or valid for writing one pointer.
+ctxscribe_status ctxscribe_run_options_set_on_segment(ctxscribe_run_options *options,
+                                                      ctxscribe_segment_callback callback,
+                                                      void *user_data,
+                                                      ctxscribe_error **err_out);
+
 // Creates a transcriber, loading the model (and the VAD model) once.
 //
 // Blocks while the model loads: from a fraction of a second to several seconds for
@@ -606,6 +739,29 @@ ctxscribe_status ctxscribe_transcriber_transcribe(const ctxscribe_transcriber *t
                                                   ctxscribe_transcript **out,
                                                   ctxscribe_error **err_out);
 
+// `ctxscribe_transcriber_transcribe()` as `options` say: a cancel token
+// (`CTXSCRIBE_STATUS_CANCELLED` once cancelled), a time limit
+// (`CTXSCRIBE_STATUS_DEADLINE_EXCEEDED`) and a callback for each finished segment,
+// called on this thread while the run works on the library's threads (a non-zero
+// return stops the run: `CTXSCRIBE_STATUS_CANCELLED`). When it returns, the run is over.
+//
+// Errors, NULL rules, ownership, thread safety: as
+// `ctxscribe_transcriber_transcribe()`; `options` may be NULL (no options) and is only
+// read during the call.
+//
+// # Safety
+//
+// As `ctxscribe_transcriber_transcribe()`; `options` is NULL or live options nobody
+// changes meanwhile, whose callback (if any) is safe to call with its user data on this
+// thread.
+ctxscribe_status ctxscribe_transcriber_transcribe_with(const ctxscribe_transcriber *transcriber,
+                                                       const ctxscribe_request *request,
+                                                       const ctxscribe_run_options *options,
+                                                       const uint8_t *audio,
+                                                       size_t audio_len,
+                                                       ctxscribe_transcript **out,
+                                                       ctxscribe_error **err_out);
+
 // Transcribes mono PCM: `n_samples` 32-bit float samples in [-1, 1] at `sample_rate`
 // Hz (16000 is what Whisper uses; other rates from 1000 to 384000 are resampled). Out of
 // range samples are clamped, NaN and infinities become 0.
@@ -637,6 +793,22 @@ ctxscribe_status ctxscribe_transcriber_transcribe_pcm(const ctxscribe_transcribe
                                                       uint32_t sample_rate,
                                                       ctxscribe_transcript **out,
                                                       ctxscribe_error **err_out);
+
+// `ctxscribe_transcriber_transcribe_pcm()` as `options` say (see
+// `ctxscribe_transcriber_transcribe_with()`).
+//
+// # Safety
+//
+// As `ctxscribe_transcriber_transcribe_pcm()`; `options` as in
+// `ctxscribe_transcriber_transcribe_with()`.
+ctxscribe_status ctxscribe_transcriber_transcribe_pcm_with(const ctxscribe_transcriber *transcriber,
+                                                           const ctxscribe_request *request,
+                                                           const ctxscribe_run_options *options,
+                                                           const float *samples,
+                                                           size_t n_samples,
+                                                           uint32_t sample_rate,
+                                                           ctxscribe_transcript **out,
+                                                           ctxscribe_error **err_out);
 
 // Returns the transcript text: UTF-8, NUL-terminated, whitespace-normalised; empty
 // (`""`, never NULL) when the audio holds no speech.

@@ -344,7 +344,7 @@ pub unsafe extern "C" fn ctxscribe_config_set_max_duration_secs(
 }
 
 /// Gives up on a transcription after this many milliseconds, failing with
-/// `CTXSCRIBE_STATUS_TRANSCRIPTION_FAILED`; 0 means no timeout (the default).
+/// `CTXSCRIBE_STATUS_DEADLINE_EXCEEDED`; 0 means no timeout (the default).
 ///
 /// NULL rules: `config` must not be NULL. `err_out` may be NULL; otherwise, on failure
 /// only, `*err_out` receives an error object to free with `ctxscribe_error_free()`.

@@ -25,12 +25,14 @@ pub mod config;
 pub mod error;
 mod ptr;
 pub mod request;
+pub mod run;
 pub mod transcriber;
 pub mod transcript;
 
 pub use config::{CTXSCRIBE_MAX_BEAM_SIZE, CTXSCRIBE_MAX_THREADS, ctxscribe_config};
 pub use error::{ctxscribe_error, ctxscribe_status};
 pub use request::{ctxscribe_request, ctxscribe_role};
+pub use run::{ctxscribe_cancel_token, ctxscribe_run_options, ctxscribe_segment_callback};
 pub use transcriber::ctxscribe_transcriber;
 pub use transcript::ctxscribe_transcript;
 

@@ -6,6 +6,7 @@ use crate::config::ctxscribe_config;
 use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard, guard_or};
 use crate::ptr;
 use crate::request::{Context, ctxscribe_request};
+use crate::run::{self, ctxscribe_run_options};
 use crate::transcript::ctxscribe_transcript;
 
 /// A loaded Whisper model that transcribes audio with context.
@@ -131,6 +132,45 @@ pub unsafe extern "C" fn ctxscribe_transcriber_transcribe(
     out: *mut *mut ctxscribe_transcript,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
+    // SAFETY: this function's contract, and NULL options.
+    unsafe {
+        ctxscribe_transcriber_transcribe_with(
+            transcriber,
+            request,
+            std::ptr::null(),
+            audio,
+            audio_len,
+            out,
+            err_out,
+        )
+    }
+}
+
+/// `ctxscribe_transcriber_transcribe()` as `options` say: a cancel token
+/// (`CTXSCRIBE_STATUS_CANCELLED` once cancelled), a time limit
+/// (`CTXSCRIBE_STATUS_DEADLINE_EXCEEDED`) and a callback for each finished segment,
+/// called on this thread while the run works on the library's threads (a non-zero
+/// return stops the run: `CTXSCRIBE_STATUS_CANCELLED`). When it returns, the run is over.
+///
+/// Errors, NULL rules, ownership, thread safety: as
+/// `ctxscribe_transcriber_transcribe()`; `options` may be NULL (no options) and is only
+/// read during the call.
+///
+/// # Safety
+///
+/// As `ctxscribe_transcriber_transcribe()`; `options` is NULL or live options nobody
+/// changes meanwhile, whose callback (if any) is safe to call with its user data on this
+/// thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcriber_transcribe_with(
+    transcriber: *const ctxscribe_transcriber,
+    request: *const ctxscribe_request,
+    options: *const ctxscribe_run_options,
+    audio: *const u8,
+    audio_len: usize,
+    out: *mut *mut ctxscribe_transcript,
+    err_out: *mut *mut ctxscribe_error,
+) -> ctxscribe_status {
     let body = || {
         // SAFETY: `transcriber` is NULL or live (contract).
         let transcriber = unsafe { ptr::try_ref(transcriber, "transcriber") }?;
@@ -145,7 +185,17 @@ pub unsafe extern "C" fn ctxscribe_transcriber_transcribe(
         if size > limit {
             return Err(ctxscribe::Error::FileTooLarge { size, limit }.into());
         }
-        let transcript = transcribe(transcriber, Audio::Encoded(audio.to_vec()), context)?;
+        // SAFETY: `options` is NULL or live and unchanged, its callback safe here (contract).
+        let options = unsafe { options.as_ref() };
+        // SAFETY: as just said.
+        let transcript = unsafe {
+            transcribe(
+                transcriber,
+                Audio::Encoded(audio.to_vec()),
+                context,
+                options,
+            )
+        }?;
         // SAFETY: `out` is valid for writing one pointer (contract; checked not NULL).
         unsafe { ptr::write_out(out, transcript) };
         Ok(())
@@ -188,6 +238,40 @@ pub unsafe extern "C" fn ctxscribe_transcriber_transcribe_pcm(
     out: *mut *mut ctxscribe_transcript,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
+    // SAFETY: this function's contract, and NULL options.
+    unsafe {
+        ctxscribe_transcriber_transcribe_pcm_with(
+            transcriber,
+            request,
+            std::ptr::null(),
+            samples,
+            n_samples,
+            sample_rate,
+            out,
+            err_out,
+        )
+    }
+}
+
+/// `ctxscribe_transcriber_transcribe_pcm()` as `options` say (see
+/// `ctxscribe_transcriber_transcribe_with()`).
+///
+/// # Safety
+///
+/// As `ctxscribe_transcriber_transcribe_pcm()`; `options` as in
+/// `ctxscribe_transcriber_transcribe_with()`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // The C call's arguments, as the PCM call has them.
+pub unsafe extern "C" fn ctxscribe_transcriber_transcribe_pcm_with(
+    transcriber: *const ctxscribe_transcriber,
+    request: *const ctxscribe_request,
+    options: *const ctxscribe_run_options,
+    samples: *const f32,
+    n_samples: usize,
+    sample_rate: u32,
+    out: *mut *mut ctxscribe_transcript,
+    err_out: *mut *mut ctxscribe_error,
+) -> ctxscribe_status {
     let body = || {
         // SAFETY: `transcriber` is NULL or live (contract).
         let transcriber = unsafe { ptr::try_ref(transcriber, "transcriber") }?;
@@ -200,7 +284,10 @@ pub unsafe extern "C" fn ctxscribe_transcriber_transcribe_pcm(
             samples: samples.to_vec(),
             sample_rate,
         };
-        let transcript = transcribe(transcriber, audio, context)?;
+        // SAFETY: `options` is NULL or live and unchanged, its callback safe here (contract).
+        let options = unsafe { options.as_ref() };
+        // SAFETY: as just said.
+        let transcript = unsafe { transcribe(transcriber, audio, context, options) }?;
         // SAFETY: `out` is valid for writing one pointer (contract; checked not NULL).
         unsafe { ptr::write_out(out, transcript) };
         Ok(())
@@ -222,20 +309,24 @@ unsafe fn context_of(request: *const ctxscribe_request) -> Result<Context, Failu
     }
 }
 
-fn transcribe(
+/// # Safety
+///
+/// `options`' callback, if any, is safe to call with its user data on this thread.
+unsafe fn transcribe(
     transcriber: &ctxscribe_transcriber,
     audio: Audio,
     context: Context,
+    options: Option<&ctxscribe_run_options>,
 ) -> Result<ctxscribe_transcript, Failure> {
     // The context is checked already: the request takes it as is.
     let audio = CheckedAudio::new(audio, transcriber.inner.audio_limits())?;
-    let transcript = transcriber
-        .inner
-        .transcribe_request_blocking(TranscriptionRequest::new(
-            audio,
-            context.messages,
-            context.languages,
-            context.dictionary,
-        ))?;
+    let request = TranscriptionRequest::new(
+        audio,
+        context.messages,
+        context.languages,
+        context.dictionary,
+    );
+    // SAFETY: the callback is safe to call here (this function's contract).
+    let transcript = unsafe { run::run(&transcriber.inner, request, options) }?;
     Ok(ctxscribe_transcript::new(&transcript))
 }

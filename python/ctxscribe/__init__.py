@@ -13,10 +13,18 @@ Load the model once, then transcribe from any number of threads::
     )
     print(transcript.text, transcript.language)
 
+Or follow it as it runs, and stop it from another thread::
+
+    token = ctxscribe.CancelToken()                       # token.cancel() stops the run
+    for event in transcriber.stream("note.webm", cancel=token):
+        if event.type == "delta":
+            print(event.text, end="", flush=True)
+
 Every error is a :class:`TranscriptionError` whose ``code`` is the contract code
 (``"invalid_request"``, ``"unsupported_audio_type"``, ``"audio_decode_failed"``,
 ``"file_too_large"``, ``"audio_too_long"``, ``"model_unavailable"``,
-``"transcription_failed"``), raised as the subclass of that code. A missing audio file is
+``"transcription_failed"``, and its two subclasses ``"cancelled"`` and
+``"deadline_exceeded"``), raised as the subclass of that code. A missing audio file is
 a :class:`FileNotFoundError`.
 """
 
@@ -30,12 +38,17 @@ _os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 from ._native import (  # noqa: E402
     AudioDecodeError,
     AudioTooLongError,
+    CancelledError,
+    CancelToken,
     ContextTranscriber,
+    DeadlineExceededError,
+    Event,
     FileTooLargeError,
     InvalidRequestError,
     ModelUnavailableError,
     Segment,
     Transcript,
+    TranscriptStream,
     TranscriptWarning,
     TranscriptionError,
     TranscriptionFailedError,
@@ -46,12 +59,17 @@ from ._native import (  # noqa: E402
 __all__ = [
     "AudioDecodeError",
     "AudioTooLongError",
+    "CancelToken",
+    "CancelledError",
     "ContextTranscriber",
+    "DeadlineExceededError",
+    "Event",
     "FileTooLargeError",
     "InvalidRequestError",
     "ModelUnavailableError",
     "Segment",
     "Transcript",
+    "TranscriptStream",
     "TranscriptWarning",
     "TranscriptionError",
     "TranscriptionFailedError",

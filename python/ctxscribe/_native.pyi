@@ -3,7 +3,8 @@
 import asyncio
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, final
+from types import TracebackType
+from typing import Any, Literal, Protocol, final
 
 import numpy
 from typing_extensions import TypeAlias
@@ -11,12 +12,17 @@ from typing_extensions import TypeAlias
 __all__ = [
     "AudioDecodeError",
     "AudioTooLongError",
+    "CancelToken",
+    "CancelledError",
     "ContextTranscriber",
+    "DeadlineExceededError",
+    "Event",
     "FileTooLargeError",
     "InvalidRequestError",
     "ModelUnavailableError",
     "Segment",
     "Transcript",
+    "TranscriptStream",
     "TranscriptWarning",
     "TranscriptionError",
     "TranscriptionFailedError",
@@ -76,7 +82,7 @@ class ContextTranscriber:
           ``False`` turns voice activity detection off, a path selects a VAD model.
         - ``beam_size``: beam search with this many beams (default: greedy decoding).
         - ``timeout``: give up on a transcription after this many seconds
-          (:class:`TranscriptionFailedError`).
+          (:class:`DeadlineExceededError`).
         - ``max_file_bytes`` / ``max_duration_secs``: input limits (default 25 MiB / 1 h).
 
         Raises :class:`ModelUnavailableError` when a model is missing or cannot be loaded,
@@ -91,6 +97,7 @@ class ContextTranscriber:
         messages: _Messages | None = None,
         languages: _Languages | None = None,
         dictionary: _Dictionary | None = None,
+        cancel: CancelToken | None = None,
     ) -> Transcript:
         """Transcribes one audio file (wav, webm, mp3, m4a or ogg), or PCM samples.
 
@@ -99,6 +106,8 @@ class ContextTranscriber:
         then, refused otherwise); channels are averaged.
 
         The GIL is released while the file is read, decoded and transcribed.
+        ``cancel.cancel()`` from another thread stops the call with
+        :class:`CancelledError`.
 
         Raises the :class:`TranscriptionError` subclass of the failure's code (an
         :class:`InvalidRequestError` for an array of another dtype or shape, with a
@@ -114,15 +123,86 @@ class ContextTranscriber:
         messages: _Messages | None = None,
         languages: _Languages | None = None,
         dictionary: _Dictionary | None = None,
+        cancel: CancelToken | None = None,
     ) -> asyncio.Future[Transcript]:
         """``await transcriber.transcribe_async(...)``: :meth:`transcribe` on the running
         event loop's default executor; the loop goes on while it runs. Errors are raised
         when the future is awaited. Needs a running event loop.
         """
 
+    def stream(
+        self,
+        audio: _Audio | _PcmArray,
+        *,
+        messages: _Messages | None = None,
+        languages: _Languages | None = None,
+        dictionary: _Dictionary | None = None,
+        sample_rate: int | None = None,
+        cancel: CancelToken | None = None,
+    ) -> TranscriptStream:
+        """The events of one transcription as it runs, ending with a ``"done"`` event
+        that carries the :class:`Transcript`. The arguments are :meth:`transcribe`'s;
+        invalid ones raise here, the transcription's own failures during the iteration.
+        """
+
     @property
     def is_multilingual(self) -> bool:
         """Whether the loaded model knows more languages than English."""
+
+@final
+class CancelToken:
+    """Stops a running transcription from any thread (:class:`CancelledError`)."""
+
+    def __new__(cls) -> CancelToken: ...
+    def cancel(self) -> None:
+        """Cancels every call and stream holding this token; idempotent."""
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+
+@final
+class Event:
+    """One event of a :class:`TranscriptStream`."""
+
+    @property
+    def type(self) -> Literal["delta", "segment", "progress", "done"]: ...
+    @property
+    def text(self) -> str | None:
+        """The delta's text, or the segment's."""
+
+    @property
+    def segment(self) -> Segment | None:
+        """The segment of a ``"segment"`` event."""
+
+    @property
+    def done_secs(self) -> float | None:
+        """Seconds of audio transcribed so far (``"progress"``)."""
+
+    @property
+    def total_secs(self) -> float | None:
+        """The audio's length in seconds (``"progress"``)."""
+
+    @property
+    def transcript(self) -> Transcript | None:
+        """The final transcript (``"done"``)."""
+
+@final
+class TranscriptStream:
+    """The events of one transcription; iterate it, :meth:`close` stops the run."""
+
+    def __iter__(self) -> TranscriptStream: ...
+    def __next__(self) -> Event: ...
+    def close(self) -> None:
+        """Stops the run if it still runs; idempotent."""
+
+    def __enter__(self) -> TranscriptStream: ...
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool: ...
 
 @final
 class Transcript:
@@ -209,4 +289,10 @@ class ModelUnavailableError(TranscriptionError):
     """``model_unavailable``: the model is missing or cannot be loaded."""
 
 class TranscriptionFailedError(TranscriptionError):
-    """``transcription_failed``: the engine failed, or the call ran past ``timeout``."""
+    """``transcription_failed``: the engine or a remote provider failed."""
+
+class CancelledError(TranscriptionFailedError):
+    """``cancelled``: the call was cancelled through its :class:`CancelToken`."""
+
+class DeadlineExceededError(TranscriptionFailedError):
+    """``deadline_exceeded``: the call ran past ``timeout``."""

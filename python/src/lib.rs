@@ -6,6 +6,8 @@
 //! - [`transcriber`][]: `ContextTranscriber` (the model, loaded once, shared across threads)
 //!   and its result `Transcript`. Inputs are copied into owned Rust values, then the GIL
 //!   is released for the file read, the decode and the engine.
+//! - [`stream`][]: `CancelToken`, and `TranscriptStream`, the iterator of a run's
+//!   `Event`s (the run on a thread of its own, the GIL released while waiting).
 //! - [`array`][]: numpy arrays of PCM samples (float32, float64, int16; mono or
 //!   `(frames, channels)`) -> mono samples.
 //! - [`inputs`][]: Python arguments -> the core library's typed, validated request values.
@@ -16,6 +18,7 @@
 mod array;
 mod errors;
 mod inputs;
+mod stream;
 mod transcriber;
 
 use pyo3::prelude::*;
@@ -27,6 +30,9 @@ mod _native {
 
     #[pymodule_export]
     use super::transcriber::{PyContextTranscriber, PySegment, PyTranscript, PyWarning};
+
+    #[pymodule_export]
+    use super::stream::{PyCancelToken, PyEvent, PyTranscriptStream};
 
     /// Runs the ``ctxscribe`` command line (``argv[0]`` is the program name) with
     /// ``python`` running pip, detached from the interpreter; returns the exit status.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ctxscribe::{
-    Audio, AudioLimits, CheckedAudio, ContextTranscriber, TranscriptionRequest, config,
+    Audio, AudioLimits, CheckedAudio, ContextTranscriber, RunOptions, TranscriptionRequest, config,
 };
 use pyo3::exceptions::PyOSError;
 use pyo3::intern;
@@ -16,6 +16,7 @@ use pyo3::types::PyDict;
 use crate::array;
 use crate::errors::{invalid, to_pyerr};
 use crate::inputs::{self, AudioInput};
+use crate::stream::{PyCancelToken, PyTranscriptStream};
 
 /// `vad=`: `True` (the VAD model next to the Whisper model), `False` (off) or a path.
 #[derive(Debug, FromPyObject)]
@@ -108,8 +109,13 @@ impl PyContextTranscriber {
     /// (``[{"role": "system" | "user", "content": str}]``), ``languages`` the allowed
     /// languages (``"auto"``, ``"de"``, ``"de,en"`` or ``["de", "en"]``) and
     /// ``dictionary`` terms to spell exactly (``["kubectl"]`` or ``"kubectl, Ramipril"``).
-    /// The GIL is released while the file is read and transcribed.
-    #[pyo3(signature = (audio, *, sample_rate=None, messages=None, languages=None, dictionary=None))]
+    /// ``cancel`` (a :class:`CancelToken`) stops the call from another thread with
+    /// :class:`CancelledError`. The GIL is released while the file is read and
+    /// transcribed.
+    #[pyo3(signature = (
+        audio, *, sample_rate=None, messages=None, languages=None, dictionary=None, cancel=None
+    ))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per option.
     fn transcribe(
         &self,
         py: Python<'_>,
@@ -118,51 +124,63 @@ impl PyContextTranscriber {
         messages: Option<&Bound<'_, PyAny>>,
         languages: Option<&Bound<'_, PyAny>>,
         dictionary: Option<&Bound<'_, PyAny>>,
+        cancel: Option<PyRef<'_, PyCancelToken>>,
     ) -> PyResult<PyTranscript> {
-        // Copy every input into owned Rust values while attached to the interpreter ...
-        let (source, filename) = source(audio, sample_rate)?;
-        let messages = inputs::messages(messages)?;
-        let languages = inputs::languages(languages)?;
-        let dictionary = inputs::dictionary(dictionary)?;
+        let inputs = Inputs::copy(audio, sample_rate, messages, languages, dictionary)?;
+        let cancel = cancel.map(|token| token.inner.clone());
         let transcriber = &self.inner;
-        // ... then read, decode and transcribe detached from it: other Python threads run,
-        // and other calls on this same transcriber proceed in parallel.
+        // Read, decode and transcribe detached from the interpreter: other Python threads
+        // run, and other calls on this same transcriber proceed in parallel.
         let outcome = py.detach(move || -> Result<_, Failure> {
-            let audio = match source {
-                Source::Bytes(bytes) => Audio::Encoded(bytes),
-                Source::Path(path) => Audio::Encoded(read_audio_file(
-                    &path,
-                    transcriber.audio_limits().max_file_bytes,
-                )?),
-                Source::Pcm {
-                    samples,
-                    sample_rate,
-                } => Audio::Pcm {
-                    samples,
-                    sample_rate,
-                },
-            };
-            // The context is checked already: the request takes it as is.
-            CheckedAudio::new(audio, transcriber.audio_limits())
-                .and_then(|audio| {
-                    transcriber.transcribe_request_blocking(TranscriptionRequest::new(
-                        audio, messages, languages, dictionary,
-                    ))
-                })
-                .map_err(Failure::Library)
+            let request = inputs.request(transcriber)?;
+            let mut options = RunOptions::new();
+            if let Some(cancel) = cancel {
+                options = options.with_cancel(cancel);
+            }
+            transcriber.run(request, options).map_err(Failure::Library)
         });
-        match outcome {
-            Ok(transcript) => Ok(PyTranscript::from(transcript)),
-            Err(Failure::Library(error)) => Err(to_pyerr(py, &error)),
-            Err(Failure::Io(error)) => Err(os_error(py, &error, filename)),
+        outcome
+            .map(PyTranscript::from)
+            .map_err(|failure| failure.into_pyerr(py))
+    }
+
+    /// The events of one transcription as it runs: a :class:`TranscriptStream` to
+    /// iterate, ending with a ``"done"`` event that carries the :class:`Transcript`.
+    /// The arguments are :meth:`transcribe`'s; invalid ones raise here, the file is read
+    /// here too, and the transcription's own failures are raised by the iteration.
+    #[pyo3(signature = (
+        audio, *, messages=None, languages=None, dictionary=None, sample_rate=None, cancel=None
+    ))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per option.
+    fn stream(
+        &self,
+        py: Python<'_>,
+        audio: &Bound<'_, PyAny>,
+        messages: Option<&Bound<'_, PyAny>>,
+        languages: Option<&Bound<'_, PyAny>>,
+        dictionary: Option<&Bound<'_, PyAny>>,
+        sample_rate: Option<&Bound<'_, PyAny>>,
+        cancel: Option<PyRef<'_, PyCancelToken>>,
+    ) -> PyResult<PyTranscriptStream> {
+        let inputs = Inputs::copy(audio, sample_rate, messages, languages, dictionary)?;
+        let transcriber = &self.inner;
+        let request = py
+            .detach(move || inputs.request(transcriber))
+            .map_err(|failure| failure.into_pyerr(py))?;
+        let mut options = RunOptions::new();
+        if let Some(cancel) = cancel {
+            options = options.with_cancel(cancel.inner.clone());
         }
+        Ok(PyTranscriptStream::new(self.inner.stream(request, options)))
     }
 
     /// ``await transcriber.transcribe_async(...)``: :meth:`transcribe` on a thread of the
     /// running event loop's default executor, so the loop goes on while it runs (the GIL
     /// is released during the transcription). Returns an ``asyncio.Future``; errors are
     /// raised when it is awaited.
-    #[pyo3(signature = (audio, *, sample_rate=None, messages=None, languages=None, dictionary=None))]
+    #[pyo3(signature = (
+        audio, *, sample_rate=None, messages=None, languages=None, dictionary=None, cancel=None
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn transcribe_async<'py>(
         slf: &Bound<'py, Self>,
@@ -171,6 +189,7 @@ impl PyContextTranscriber {
         messages: Option<&Bound<'py, PyAny>>,
         languages: Option<&Bound<'py, PyAny>>,
         dictionary: Option<&Bound<'py, PyAny>>,
+        cancel: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let event_loop = py
@@ -181,6 +200,7 @@ impl PyContextTranscriber {
         kwargs.set_item("messages", messages)?;
         kwargs.set_item("languages", languages)?;
         kwargs.set_item("dictionary", dictionary)?;
+        kwargs.set_item("cancel", cancel)?;
         let call = py.import(intern!(py, "functools"))?.call_method(
             intern!(py, "partial"),
             (slf.getattr(intern!(py, "transcribe"))?, audio),
@@ -299,6 +319,16 @@ impl PySegment {
     }
 }
 
+impl From<&ctxscribe::Segment> for PySegment {
+    fn from(segment: &ctxscribe::Segment) -> Self {
+        PySegment {
+            start: segment.start,
+            end: segment.end,
+            text: segment.text.clone(),
+        }
+    }
+}
+
 impl From<ctxscribe::Transcript> for PyTranscript {
     fn from(transcript: ctxscribe::Transcript) -> Self {
         PyTranscript {
@@ -322,14 +352,7 @@ impl PyTranscript {
     /// spaces are ``text``. Empty when ``text`` is.
     #[getter]
     fn segments(&self) -> Vec<PySegment> {
-        self.segments
-            .iter()
-            .map(|segment| PySegment {
-                start: segment.start,
-                end: segment.end,
-                text: segment.text.clone(),
-            })
-            .collect()
+        self.segments.iter().map(PySegment::from).collect()
     }
 
     /// What the caller should know although the call succeeded (``audio_truncated``: the
@@ -355,6 +378,65 @@ impl PyTranscript {
             self.text.as_str().into_pyobject(py)?.repr()?,
             self.language.as_deref().into_pyobject(py)?.repr()?,
             self.audio_secs
+        ))
+    }
+}
+
+/// A call's arguments, copied into owned Rust values while attached to the interpreter.
+struct Inputs {
+    source: Source,
+    /// The path as given, for `OSError.filename`.
+    filename: Option<Py<PyAny>>,
+    messages: ctxscribe::context::Messages,
+    languages: ctxscribe::Languages,
+    dictionary: ctxscribe::Dictionary,
+}
+
+impl Inputs {
+    fn copy(
+        audio: &Bound<'_, PyAny>,
+        sample_rate: Option<&Bound<'_, PyAny>>,
+        messages: Option<&Bound<'_, PyAny>>,
+        languages: Option<&Bound<'_, PyAny>>,
+        dictionary: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let (source, filename) = source(audio, sample_rate)?;
+        Ok(Inputs {
+            source,
+            filename,
+            messages: inputs::messages(messages)?,
+            languages: inputs::languages(languages)?,
+            dictionary: inputs::dictionary(dictionary)?,
+        })
+    }
+
+    /// The checked request (the file read, if a path), detached from the interpreter.
+    fn request(self, transcriber: &ContextTranscriber) -> Result<TranscriptionRequest, Failure> {
+        let Inputs {
+            source,
+            filename,
+            messages,
+            languages,
+            dictionary,
+        } = self;
+        let audio = match source {
+            Source::Bytes(bytes) => Audio::Encoded(bytes),
+            Source::Path(path) => Audio::Encoded(
+                read_audio_file(&path, transcriber.audio_limits().max_file_bytes)
+                    .map_err(|failure| failure.named(filename))?,
+            ),
+            Source::Pcm {
+                samples,
+                sample_rate,
+            } => Audio::Pcm {
+                samples,
+                sample_rate,
+            },
+        };
+        // The context is checked already: the request takes it as is.
+        let audio = CheckedAudio::new(audio, transcriber.audio_limits())?;
+        Ok(TranscriptionRequest::new(
+            audio, messages, languages, dictionary,
         ))
     }
 }
@@ -420,14 +502,39 @@ fn rate_is_bool(rate: Option<&Bound<'_, PyAny>>) -> bool {
     rate.is_some_and(|rate| rate.is_instance_of::<pyo3::types::PyBool>())
 }
 
+/// What can go wrong detached from the interpreter; raised once attached again.
 enum Failure {
     Library(ctxscribe::Error),
-    Io(io::Error),
+    /// Reading the audio file, with the path as given.
+    Io(io::Error, Option<Py<PyAny>>),
+}
+
+impl Failure {
+    /// This failure about the file named `filename`.
+    fn named(self, filename: Option<Py<PyAny>>) -> Self {
+        match self {
+            Failure::Io(error, _) => Failure::Io(error, filename),
+            library @ Failure::Library(_) => library,
+        }
+    }
+
+    fn into_pyerr(self, py: Python<'_>) -> PyErr {
+        match self {
+            Failure::Library(error) => to_pyerr(py, &error),
+            Failure::Io(error, filename) => os_error(py, &error, filename),
+        }
+    }
 }
 
 impl From<io::Error> for Failure {
     fn from(error: io::Error) -> Self {
-        Failure::Io(error)
+        Failure::Io(error, None)
+    }
+}
+
+impl From<ctxscribe::Error> for Failure {
+    fn from(error: ctxscribe::Error) -> Self {
+        Failure::Library(error)
     }
 }
 

@@ -82,11 +82,11 @@ def test_audio_too_long(tiny_model: Path, jfk_wav: Path) -> None:
     check(caught.value, ctxscribe.AudioTooLongError, "audio_too_long", "file", "5 s")
 
 
-def test_transcription_failed_on_timeout(tiny_model: Path, jfk_bytes: bytes) -> None:
+def test_deadline_exceeded_on_timeout(tiny_model: Path, jfk_bytes: bytes) -> None:
     transcriber = ctxscribe.ContextTranscriber(tiny_model, threads=THREADS, timeout=0.001)
     with pytest.raises(ctxscribe.TranscriptionFailedError) as caught:
         transcriber.transcribe(jfk_bytes)
-    check(caught.value, ctxscribe.TranscriptionFailedError, "transcription_failed", None)
+    check(caught.value, ctxscribe.DeadlineExceededError, "deadline_exceeded", None)
     assert not isinstance(caught.value, ValueError)
 
 

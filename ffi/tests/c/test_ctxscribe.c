@@ -258,6 +258,8 @@ static void test_version_and_status_codes(void) {
     EXPECT(CTXSCRIBE_STATUS_AUDIO_TOO_LONG == 5);
     EXPECT(CTXSCRIBE_STATUS_MODEL_UNAVAILABLE == 6);
     EXPECT(CTXSCRIBE_STATUS_TRANSCRIPTION_FAILED == 7);
+    EXPECT(CTXSCRIBE_STATUS_CANCELLED == 8);
+    EXPECT(CTXSCRIBE_STATUS_DEADLINE_EXCEEDED == 9);
     EXPECT(CTXSCRIBE_STATUS_NULL_ARGUMENT == 100);
     EXPECT(CTXSCRIBE_STATUS_PANIC == 101);
     EXPECT(CTXSCRIBE_STATUS_UNKNOWN_ERROR == 102);
@@ -273,10 +275,12 @@ static void test_version_and_status_codes(void) {
     EXPECT(same(ctxscribe_status_code(CTXSCRIBE_STATUS_MODEL_UNAVAILABLE), "model_unavailable"));
     EXPECT(same(ctxscribe_status_code(CTXSCRIBE_STATUS_TRANSCRIPTION_FAILED),
                 "transcription_failed"));
+    EXPECT(same(ctxscribe_status_code(CTXSCRIBE_STATUS_CANCELLED), "cancelled"));
+    EXPECT(same(ctxscribe_status_code(CTXSCRIBE_STATUS_DEADLINE_EXCEEDED), "deadline_exceeded"));
     EXPECT(same(ctxscribe_status_code(CTXSCRIBE_STATUS_NULL_ARGUMENT), "null_argument"));
     EXPECT(same(ctxscribe_status_code(CTXSCRIBE_STATUS_PANIC), "panic"));
     EXPECT(same(ctxscribe_status_code(CTXSCRIBE_STATUS_UNKNOWN_ERROR), "unknown_error"));
-    EXPECT(ctxscribe_status_code(8) == NULL);
+    EXPECT(ctxscribe_status_code(10) == NULL);
     EXPECT(ctxscribe_status_code(99) == NULL);
     EXPECT(ctxscribe_status_code(UINT32_MAX) == NULL);
     EXPECT(CTXSCRIBE_ROLE_SYSTEM == 0 && CTXSCRIBE_ROLE_USER == 1);
@@ -705,7 +709,7 @@ static void test_limits(void) {
     ctxscribe_transcriber_free(limited);
 }
 
-static void test_timeout_is_transcription_failed(void) {
+static void test_timeout_is_deadline_exceeded(void) {
     ctxscribe_config *config = ctxscribe_config_new();
     ctxscribe_transcriber *hasty = NULL;
     ctxscribe_transcript *transcript = NULL;
@@ -714,7 +718,7 @@ static void test_timeout_is_transcription_failed(void) {
     EXPECT_OK(ctxscribe_config_set_timeout_ms(config, 1, &err));
     EXPECT_OK(ctxscribe_transcriber_new(config, &hasty, &err));
     ctxscribe_config_free(config);
-    EXPECT_FAILS(CTXSCRIBE_STATUS_TRANSCRIPTION_FAILED, NULL, NULL,
+    EXPECT_FAILS(CTXSCRIBE_STATUS_DEADLINE_EXCEEDED, NULL, NULL,
                  ctxscribe_transcriber_transcribe(hasty, NULL, jfk_wav, jfk_wav_len,
                                                   &transcript, &err));
     EXPECT(transcript == NULL);
@@ -837,6 +841,167 @@ static void test_threads_share_one_transcriber(void) {
 
 /* ---- main --------------------------------------------------------------------------- */
 
+/* ---- run options: segment callback, cancel token, time limit --------------------------- */
+
+/* What a segment callback saw. */
+struct seen_segments {
+    pthread_t caller;
+    int calls;
+    int other_thread;
+    int stop_after; /* returns "stop" on this call (1-based); 0 never */
+    double last_end;
+    int backwards;
+    char text[4096];
+};
+
+static int on_segment(double start, double end, const char *text, void *user_data) {
+    struct seen_segments *seen = user_data;
+    seen->calls++;
+    if (!pthread_equal(pthread_self(), seen->caller)) {
+        seen->other_thread++;
+    }
+    if (start < seen->last_end - 1e-6 || end < start) {
+        seen->backwards++;
+    }
+    seen->last_end = end;
+    if (seen->text[0] != '\0') {
+        strncat(seen->text, " ", sizeof seen->text - strlen(seen->text) - 1);
+    }
+    strncat(seen->text, text, sizeof seen->text - strlen(seen->text) - 1);
+    return seen->stop_after != 0 && seen->calls >= seen->stop_after;
+}
+
+/* jfk said six times in a row: about a minute of PCM, to stop in the middle of. */
+static float *long_pcm(size_t *len) {
+    *len = jfk_pcm_len * 6;
+    float *pcm = malloc(*len * sizeof *pcm);
+    for (size_t i = 0; pcm != NULL && i < 6; i++) {
+        memcpy(pcm + i * jfk_pcm_len, jfk_pcm, jfk_pcm_len * sizeof *pcm);
+    }
+    return pcm;
+}
+
+static void test_segments_reach_the_callback_on_the_calling_thread(void) {
+    ctxscribe_run_options *options = ctxscribe_run_options_new();
+    ctxscribe_transcript *transcript = NULL;
+    struct seen_segments seen = {.caller = pthread_self()};
+    EXPECT_OK(ctxscribe_run_options_set_on_segment(options, on_segment, &seen, &err));
+    EXPECT_OK(ctxscribe_transcriber_transcribe_with(tiny, NULL, options, jfk_wav, jfk_wav_len,
+                                                    &transcript, &err));
+    EXPECT(transcript != NULL && is_jfk(ctxscribe_transcript_text(transcript)));
+    EXPECT(seen.calls >= 1 && seen.other_thread == 0 && seen.backwards == 0);
+    EXPECT(transcript != NULL && same(seen.text, ctxscribe_transcript_text(transcript)));
+    ctxscribe_transcript_free(transcript);
+    transcript = NULL;
+
+    /* A callback that says "stop" at its first segment: cancelled, called no more. */
+    struct seen_segments stopping = {.caller = pthread_self(), .stop_after = 1};
+    size_t len = 0;
+    float *pcm = long_pcm(&len);
+    EXPECT_OK(ctxscribe_run_options_set_on_segment(options, on_segment, &stopping, &err));
+    EXPECT_FAILS(CTXSCRIBE_STATUS_CANCELLED, NULL, "cancelled",
+                 ctxscribe_transcriber_transcribe_pcm_with(tiny, NULL, options, pcm, len,
+                                                           jfk_rate, &transcript, &err));
+    EXPECT(transcript == NULL && stopping.calls == 1);
+    /* The PCM call with options and no callback transcribes. */
+    EXPECT_OK(ctxscribe_run_options_set_on_segment(options, NULL, NULL, &err));
+    EXPECT_OK(ctxscribe_transcriber_transcribe_pcm_with(tiny, NULL, options, jfk_pcm,
+                                                        jfk_pcm_len, jfk_rate, &transcript,
+                                                        &err));
+    EXPECT(transcript != NULL && is_jfk(ctxscribe_transcript_text(transcript)));
+    ctxscribe_transcript_free(transcript);
+    free(pcm);
+    ctxscribe_run_options_free(options);
+}
+
+struct delayed_cancel {
+    const ctxscribe_cancel_token *token;
+    double delay_secs;
+};
+
+static void *cancel_later(void *arg) {
+    const struct delayed_cancel *job = arg;
+    struct timespec pause = {.tv_sec = (time_t)job->delay_secs,
+                             .tv_nsec = (long)((job->delay_secs - (double)(time_t)job->delay_secs) * 1e9)};
+    nanosleep(&pause, NULL);
+    ctxscribe_cancel_token_cancel(job->token);
+    return NULL;
+}
+
+static void test_a_cancel_token_stops_a_call_from_another_thread(void) {
+    size_t len = 0;
+    float *pcm = long_pcm(&len);
+    ctxscribe_transcript *transcript = NULL;
+    double started = now_secs();
+    EXPECT_OK(ctxscribe_transcriber_transcribe_pcm(tiny, NULL, pcm, len, jfk_rate, &transcript,
+                                                   &err));
+    double whole = now_secs() - started;
+    ctxscribe_transcript_free(transcript);
+    transcript = NULL;
+
+    ctxscribe_cancel_token *token = ctxscribe_cancel_token_new();
+    ctxscribe_run_options *options = ctxscribe_run_options_new();
+    EXPECT_OK(ctxscribe_run_options_set_cancel_token(options, token, &err));
+    struct delayed_cancel job = {token, whole / 10};
+    pthread_t thread;
+    EXPECT(pthread_create(&thread, NULL, cancel_later, &job) == 0);
+    started = now_secs();
+    EXPECT_FAILS(CTXSCRIBE_STATUS_CANCELLED, NULL, NULL,
+                 ctxscribe_transcriber_transcribe_pcm_with(tiny, NULL, options, pcm, len,
+                                                           jfk_rate, &transcript, &err));
+    double stopped = now_secs() - started;
+    EXPECT(pthread_join(thread, NULL) == 0);
+    EXPECT(transcript == NULL && ctxscribe_cancel_token_is_cancelled(token));
+    printf("     cancelled after %.2f s of a %.2f s run\n", stopped, whole);
+    EXPECT(stopped < whole / 2);
+
+    /* Cancelled before the call (and twice): it fails at once, with a callback too. */
+    ctxscribe_cancel_token_cancel(token);
+    struct seen_segments seen = {.caller = pthread_self()};
+    EXPECT_OK(ctxscribe_run_options_set_on_segment(options, on_segment, &seen, &err));
+    EXPECT_FAILS(CTXSCRIBE_STATUS_CANCELLED, NULL, NULL,
+                 ctxscribe_transcriber_transcribe_with(tiny, NULL, options, jfk_wav,
+                                                       jfk_wav_len, &transcript, &err));
+    EXPECT(transcript == NULL && seen.calls == 0);
+    /* The options keep the token: freeing it first is fine. A new token runs to the end
+       and cancelling it afterwards changes nothing. */
+    ctxscribe_cancel_token_free(token);
+    EXPECT_FAILS(CTXSCRIBE_STATUS_CANCELLED, NULL, NULL,
+                 ctxscribe_transcriber_transcribe_with(tiny, NULL, options, jfk_wav,
+                                                       jfk_wav_len, &transcript, &err));
+    token = ctxscribe_cancel_token_new();
+    EXPECT_OK(ctxscribe_run_options_set_cancel_token(options, token, &err));
+    EXPECT_OK(ctxscribe_transcriber_transcribe_with(tiny, NULL, options, jfk_wav, jfk_wav_len,
+                                                    &transcript, &err));
+    ctxscribe_cancel_token_cancel(token);
+    EXPECT(transcript != NULL && is_jfk(ctxscribe_transcript_text(transcript)));
+    ctxscribe_transcript_free(transcript);
+    transcript = NULL;
+
+    /* A time limit of the options: deadline_exceeded. */
+    EXPECT_OK(ctxscribe_run_options_set_cancel_token(options, NULL, &err));
+    EXPECT_OK(ctxscribe_run_options_set_timeout_ms(options, 1, &err));
+    EXPECT_FAILS(CTXSCRIBE_STATUS_DEADLINE_EXCEEDED, NULL, NULL,
+                 ctxscribe_transcriber_transcribe_pcm_with(tiny, NULL, options, pcm, len,
+                                                           jfk_rate, &transcript, &err));
+    EXPECT(transcript == NULL);
+
+    /* NULL rules. */
+    EXPECT_FAILS(CTXSCRIBE_STATUS_NULL_ARGUMENT, "options", NULL,
+                 ctxscribe_run_options_set_timeout_ms(NULL, 5, &err));
+    EXPECT_FAILS(CTXSCRIBE_STATUS_NULL_ARGUMENT, "options", NULL,
+                 ctxscribe_run_options_set_cancel_token(NULL, token, &err));
+    EXPECT_FAILS(CTXSCRIBE_STATUS_NULL_ARGUMENT, "options", NULL,
+                 ctxscribe_run_options_set_on_segment(NULL, on_segment, NULL, &err));
+    ctxscribe_cancel_token_cancel(NULL);
+    EXPECT(!ctxscribe_cancel_token_is_cancelled(NULL));
+    ctxscribe_cancel_token_free(NULL);
+    ctxscribe_run_options_free(NULL);
+    ctxscribe_cancel_token_free(token);
+    ctxscribe_run_options_free(options);
+    free(pcm);
+}
+
 int main(int argc, char **argv) {
     if (argc != 6) {
         fprintf(stderr,
@@ -871,10 +1036,14 @@ int main(int argc, char **argv) {
         {"audio_decode_failed", test_audio_decode_failed},
         {"truncated_audio_warns", test_truncated_audio_warns},
         {"limits", test_limits},
-        {"timeout_is_transcription_failed", test_timeout_is_transcription_failed},
+        {"timeout_is_deadline_exceeded", test_timeout_is_deadline_exceeded},
         {"language_the_model_does_not_know", test_language_the_model_does_not_know},
         {"threads_share_one_transcriber", test_threads_share_one_transcriber},
         {"multilingual_model_and_language_set", test_multilingual_model_and_language_set},
+        {"segments_reach_the_callback_on_the_calling_thread",
+         test_segments_reach_the_callback_on_the_calling_thread},
+        {"a_cancel_token_stops_a_call_from_another_thread",
+         test_a_cancel_token_stops_a_call_from_another_thread},
     };
     int passed = 0, failed = 0;
 
