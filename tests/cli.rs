@@ -428,3 +428,78 @@ fn work_dir(dir: &Path) -> Option<PathBuf> {
         is_work.then(|| e.path())
     })
 }
+
+/// A minute of speech: jfk six times in a row, as a wav file.
+fn long_wav(dir: &Path) -> PathBuf {
+    let path = dir.join("minute.wav");
+    let status = Command::new("ffmpeg")
+        .args([
+            "-nostdin",
+            "-loglevel",
+            "error",
+            "-y",
+            "-stream_loop",
+            "5",
+            "-i",
+        ])
+        .arg(real_clip("en_whisper_jfk").path)
+        .args(["-ac", "1", "-ar", "16000"])
+        .arg(&path)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success());
+    path
+}
+
+#[test]
+fn a_long_file_shows_its_progress_on_a_terminal_and_ctrl_c_stops_it() {
+    let dir = scratch("progress");
+    let minute = long_wav(&dir);
+    let bin = env!("CARGO_BIN_EXE_ctxscribe");
+    // On a terminal (`script` gives the command one): progress in seconds of audio.
+    let started = Instant::now();
+    let line = format!("{bin} transcribe --model tiny.en {}", minute.display());
+    let (code, shown, _) = run(Command::new("script")
+        .args(["-qfec", &line, "/dev/null"])
+        .env("CTXSCRIBE_MODEL_DIR", models_dir())
+        .env("CTXSCRIBE_THREADS", "2"));
+    let whole = started.elapsed();
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains(" s of audio"), "{shown}");
+    assert!(shown.contains("/66 s of audio"), "{shown}");
+    // The transcript follows the progress line's erasure.
+    let text = shown.rsplit("\x1b[2K").next().unwrap_or("");
+    assert!(
+        text.starts_with("And so my fellow") && text.split_whitespace().count() > 100,
+        "{text}"
+    );
+    // Not a terminal: no progress at all.
+    let (code, out, err) = run(ctxscribe()
+        .args(["transcribe", "--model", "tiny.en"])
+        .arg(&minute));
+    assert_eq!((code, err.as_str()), (0, ""), "{out}");
+
+    // Ctrl-C (SIGINT) in the middle: the transcription stops, the exit status says so.
+    let child = ctxscribe()
+        .args(["transcribe", "--model", "tiny.en"])
+        .arg(&minute)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start ctxscribe");
+    std::thread::sleep(whole / 4);
+    let interrupted = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let output = child.wait_with_output().expect("wait");
+    let stopped = interrupted.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("ctxscribe: interrupted"), "{stderr}");
+    assert!(output.stdout.is_empty());
+    println!("stopped {stopped:?} after SIGINT; a whole run took {whole:?}");
+    assert!(stopped < whole / 2, "{stopped:?}");
+}

@@ -7,7 +7,8 @@
 //! ([`Error::code`]); the exit status says whose doing the error is:
 //! [`EXIT_CLIENT`] for an input that is wrong (a missing file, malformed `--messages`,
 //! unsupported audio, ...), [`EXIT_SERVER`] for a missing model or a failed engine, 2
-//! for a command line that does not parse.
+//! for a command line that does not parse, [`EXIT_INTERRUPTED`] after Ctrl-C. On a
+//! terminal, a file of 30 s or more shows its progress in seconds of audio on stderr.
 
 mod models;
 mod transcribe;
@@ -28,12 +29,14 @@ pub const EXIT_CLIENT: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit status when the model or the engine failed ([`ErrorClass::Server`]).
 pub const EXIT_SERVER: i32 = 3;
+/// Exit status after Ctrl-C stopped a transcription (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 const AFTER_HELP: &str = "\
 Exit status: 0 success; 1 a wrong input (invalid_request, unsupported_audio_type,
 audio_decode_failed, file_too_large, audio_too_long); 2 a wrong command line;
-3 model_unavailable or transcription_failed. Errors are printed on stderr as
-`ctxscribe: CODE: message`.";
+3 model_unavailable or transcription_failed; 130 interrupted (Ctrl-C stops the
+transcription that runs). Errors are printed on stderr as `ctxscribe: CODE: message`.";
 
 #[derive(Debug, Parser)]
 #[command(

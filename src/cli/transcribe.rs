@@ -6,13 +6,16 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::{EXIT_OK, TranscribeArgs, report};
+use super::{EXIT_INTERRUPTED, EXIT_OK, TranscribeArgs, report};
 use crate::context::{Messages, parse_dictionary, parse_languages, parse_messages};
 use crate::error::{Error, Result};
 use crate::{
-    AudioLimits, CheckedAudio, ContextTranscriber, Dictionary, Languages, Transcript,
-    TranscriptionRequest,
+    AudioLimits, CancelToken, CheckedAudio, ContextTranscriber, Dictionary, Event, Languages,
+    RunOptions, Transcript, TranscriptionRequest,
 };
+
+/// Files at least this long (seconds of audio) show their progress in audio seconds.
+const AUDIO_PROGRESS_MIN_SECS: f64 = 30.0;
 
 /// The validated context every file is transcribed with.
 struct Context {
@@ -44,14 +47,32 @@ pub(crate) fn run(args: &TranscribeArgs) -> Result<i32> {
         builder = builder.with_model_path(model);
     }
     let transcriber = builder.build()?;
+    let interrupt = CancelToken::new();
+    cancel_on_ctrl_c(&interrupt);
     let mut progress = Progress::new(args.files.len());
     let mut status = EXIT_OK;
     let stdout = std::io::stdout();
     for (index, file) in args.files.iter().enumerate() {
         let name = file.display().to_string();
-        progress.show(index, &name);
-        let result = transcribe_file(&transcriber, file, &context);
+        progress.show(index, &name, None);
+        let mut on_event = |event: &Event| {
+            if let Event::Progress {
+                done_secs,
+                total_secs,
+            } = *event
+            {
+                progress.show(index, &name, Some((done_secs, total_secs)));
+            }
+        };
+        let options = RunOptions::new()
+            .with_cancel(interrupt.clone())
+            .on_event(&mut on_event);
+        let result = transcribe_file(&transcriber, file, &context, options);
         progress.clear();
+        if interrupt.is_cancelled() {
+            eprintln!("ctxscribe: interrupted");
+            return Ok(EXIT_INTERRUPTED);
+        }
         match result {
             Ok(transcript) => {
                 if !args.json {
@@ -95,6 +116,7 @@ fn transcribe_file(
     transcriber: &ContextTranscriber,
     file: &Path,
     context: &Context,
+    options: RunOptions<'_>,
 ) -> Result<Transcript> {
     if file.as_os_str() == "-" {
         return Err(Error::invalid(
@@ -104,12 +126,26 @@ fn transcribe_file(
     }
     let bytes = read_audio(file, transcriber.audio_limits())?;
     let audio = CheckedAudio::new(bytes.into(), transcriber.audio_limits())?;
-    transcriber.transcribe_request_blocking(TranscriptionRequest::new(
+    let request = TranscriptionRequest::new(
         audio,
         context.messages.clone(),
         context.languages.clone(),
         context.dictionary.clone(),
-    ))
+    );
+    transcriber.run(request, options)
+}
+
+/// The first Ctrl-C cancels `token` (the transcription stops at its next step and the
+/// command exits with [`EXIT_INTERRUPTED`]); a second one exits at once. Where a handler
+/// is installed already (the command run twice in one process), the first one stays.
+fn cancel_on_ctrl_c(token: &CancelToken) {
+    let token = token.clone();
+    let _ = ctrlc::set_handler(move || {
+        if token.is_cancelled() {
+            std::process::exit(EXIT_INTERRUPTED);
+        }
+        token.cancel();
+    });
 }
 
 /// The bytes of the audio file at `path`, refused before reading when over the limit.
@@ -176,14 +212,24 @@ impl Progress {
         }
     }
 
-    fn show(&mut self, index: usize, name: &str) {
+    /// File `index` of the files, `name`, and how far it is (`audio`: seconds of audio
+    /// transcribed, of the file's length), shown for files of at least
+    /// [`AUDIO_PROGRESS_MIN_SECS`].
+    fn show(&mut self, index: usize, name: &str, audio: Option<(f64, f64)>) {
         if !self.enabled {
             return;
         }
         let width = 20;
-        let done = index * width / self.total.max(1);
+        let audio = audio.filter(|&(_, total)| total >= AUDIO_PROGRESS_MIN_SECS);
+        let (done, of_audio) = match audio {
+            Some((done, total)) => (
+                ((done / total).clamp(0.0, 1.0) * width as f64) as usize,
+                format!(" {done:.0}/{total:.0} s of audio"),
+            ),
+            None => (index * width / self.total.max(1), String::new()),
+        };
         eprint!(
-            "\r\x1b[2K[{}{}] {}/{} {:.0} s  {name}",
+            "\r\x1b[2K[{}{}] {}/{}{of_audio} {:.0} s  {name}",
             "#".repeat(done),
             "-".repeat(width - done),
             index + 1,
