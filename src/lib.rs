@@ -38,7 +38,6 @@ pub mod transcript;
 
 pub use audio::AudioLimits;
 pub use context::{Dictionary, Language, Languages, Message, Role};
-pub use correction::judge::{EditSource, Verdict};
 pub use engine::{CancelToken, Decoding, Weights};
 pub use error::{Error, ErrorClass, ErrorCode, Result};
 pub use pipeline::{Event, RunOptions, TranscriptStream};
@@ -47,4 +46,6 @@ pub use request::{
     Audio, CheckedAudio, MAX_PCM_SAMPLE_RATE, MIN_PCM_SAMPLE_RATE, TranscriptionRequest,
 };
 pub use transcriber::{ContextTranscriber, ContextTranscriberBuilder};
-pub use transcript::{Segment, StageTimings, Transcript, Warning, WarningCode};
+pub use transcript::{
+    EditSource, Segment, StageTimings, Transcript, Verdict, Warning, WarningCode,
+};

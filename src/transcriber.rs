@@ -151,7 +151,7 @@ impl ContextTranscriber {
         request: TranscriptionRequest,
         options: RunOptions<'static>,
     ) -> TranscriptStream {
-        TranscriptStream::start(self, request, options)
+        TranscriptStream::start(Arc::clone(&self.inner), request, options)
     }
 
     /// True when the loaded model knows more languages than English.

@@ -21,10 +21,46 @@ pub struct Transcript {
     pub timings: StageTimings,
     /// Every candidate edit the context judge weighed, with its scores and whether it is
     /// in the text (empty without context).
-    pub edits: Vec<crate::correction::judge::Verdict>,
+    pub edits: Vec<Verdict>,
     /// What the caller should know about the result although it succeeded, e.g. that the
     /// file was cut short and only the audio before the cut is transcribed.
     pub warnings: Vec<Warning>,
+}
+
+/// Where a candidate edit of the context judge came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditSource {
+    /// The span spells one of the term's spoken forms letter for letter.
+    Identity,
+    /// The spoken-form matcher at its strict thresholds.
+    Matched,
+    /// A span that sounds roughly like the term (the relevance threshold).
+    Loose,
+    /// The prompted decode wrote the term there.
+    Prompted,
+}
+
+/// One candidate edit and the judge's verdict on it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Verdict {
+    /// The words of the plain transcript the edit replaces.
+    pub original: String,
+    /// What it writes instead.
+    pub replacement: String,
+    /// Where the edit came from.
+    pub source: EditSource,
+    /// Whether the term came from the dictionary (else from the messages).
+    pub dictionary: bool,
+    /// Unprompted log-probability margin of the edit over the original (nats), when
+    /// scored.
+    pub unprompted: Option<f32>,
+    /// The same with the context prompt.
+    pub prompted: Option<f32>,
+    /// The decision score: kept when positive.
+    pub score: f32,
+    /// Whether the edit is in the transcript (kept and not overlapping a better one).
+    pub applied: bool,
 }
 
 /// Something a successful transcription tells its caller: the text is what could be

@@ -190,6 +190,12 @@ impl Failure {
     }
 }
 
+impl From<crate::ptr::NullArgument> for Failure {
+    fn from(null: crate::ptr::NullArgument) -> Self {
+        Failure::null(null.0)
+    }
+}
+
 impl From<ctxscribe::Error> for Failure {
     fn from(error: ctxscribe::Error) -> Self {
         Failure {

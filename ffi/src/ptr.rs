@@ -6,7 +6,10 @@
 use std::ffi::{CStr, c_char};
 use std::ptr::NonNull;
 
-use crate::error::Failure;
+/// A pointer argument that must not be NULL was NULL: the argument's name. Becomes
+/// `CTXSCRIBE_STATUS_NULL_ARGUMENT` (`crate::error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NullArgument(pub(crate) &'static str);
 
 /// `&T` from a pointer the caller passed as `argument`.
 ///
@@ -16,9 +19,9 @@ use crate::error::Failure;
 pub(crate) unsafe fn try_ref<'a, T>(
     ptr: *const T,
     argument: &'static str,
-) -> Result<&'a T, Failure> {
+) -> Result<&'a T, NullArgument> {
     // SAFETY: NULL or live and not mutated during 'a, by this function's contract.
-    unsafe { ptr.as_ref() }.ok_or_else(|| Failure::null(argument))
+    unsafe { ptr.as_ref() }.ok_or(NullArgument(argument))
 }
 
 /// `&mut T` from a pointer the caller passed as `argument`.
@@ -29,9 +32,9 @@ pub(crate) unsafe fn try_ref<'a, T>(
 pub(crate) unsafe fn try_mut<'a, T>(
     ptr: *mut T,
     argument: &'static str,
-) -> Result<&'a mut T, Failure> {
+) -> Result<&'a mut T, NullArgument> {
     // SAFETY: NULL or live and exclusively ours during 'a, by this function's contract.
-    unsafe { ptr.as_mut() }.ok_or_else(|| Failure::null(argument))
+    unsafe { ptr.as_mut() }.ok_or(NullArgument(argument))
 }
 
 /// A NUL-terminated string the caller passed as `argument`.
@@ -43,9 +46,9 @@ pub(crate) unsafe fn try_mut<'a, T>(
 pub(crate) unsafe fn try_c_str<'a>(
     ptr: *const c_char,
     argument: &'static str,
-) -> Result<&'a CStr, Failure> {
+) -> Result<&'a CStr, NullArgument> {
     if ptr.is_null() {
-        return Err(Failure::null(argument));
+        return Err(NullArgument(argument));
     }
     // SAFETY: not NULL, NUL-terminated and valid during 'a, by this function's contract.
     Ok(unsafe { CStr::from_ptr(ptr) })
@@ -71,9 +74,9 @@ pub(crate) unsafe fn try_slice<'a, T>(
     ptr: *const T,
     len: usize,
     argument: &'static str,
-) -> Result<&'a [T], Failure> {
+) -> Result<&'a [T], NullArgument> {
     if ptr.is_null() {
-        return Err(Failure::null(argument));
+        return Err(NullArgument(argument));
     }
     // SAFETY: not NULL, and `len` valid, aligned, unchanged elements during 'a, by this
     // function's contract (which implies `len * size_of::<T>() <= isize::MAX`).
@@ -84,8 +87,8 @@ pub(crate) unsafe fn try_slice<'a, T>(
 pub(crate) fn out_slot<T>(
     out: *mut *mut T,
     argument: &'static str,
-) -> Result<NonNull<*mut T>, Failure> {
-    NonNull::new(out).ok_or_else(|| Failure::null(argument))
+) -> Result<NonNull<*mut T>, NullArgument> {
+    NonNull::new(out).ok_or(NullArgument(argument))
 }
 
 /// Moves `value` to the heap and stores the handle in `slot`.

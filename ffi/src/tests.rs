@@ -67,6 +67,8 @@ fn status_values_are_explicit_and_stable() {
             7,
             "transcription_failed",
         ),
+        (ctxscribe_status::Cancelled, 8, "cancelled"),
+        (ctxscribe_status::DeadlineExceeded, 9, "deadline_exceeded"),
         (ctxscribe_status::NullArgument, 100, "null_argument"),
         (ctxscribe_status::Panic, 101, "panic"),
         (ctxscribe_status::UnknownError, 102, "unknown_error"),
@@ -76,7 +78,7 @@ fn status_values_are_explicit_and_stable() {
         assert_eq!(status.code().to_str(), Ok(code));
         assert_eq!(owned(ctxscribe_status_code(value)).as_deref(), Some(code));
     }
-    for not_a_status in [8, 99, 103, u32::MAX] {
+    for not_a_status in [10, 99, 103, u32::MAX] {
         assert!(ctxscribe_status_code(not_a_status).is_null());
     }
 }

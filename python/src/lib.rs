@@ -3,8 +3,8 @@
 //! The Python package `ctxscribe` (python/ctxscribe/) re-exports everything defined here;
 //! `_native.pyi` is its type stub, checked against this module by `mypy.stubtest`.
 //!
-//! - [`transcriber`][]: `ContextTranscriber` (the model, loaded once, shared across threads)
-//!   and its result `Transcript`. Inputs are copied into owned Rust values, then the GIL
+//! - [`transcriber`][]: `ContextTranscriber` (the model, loaded once, shared across
+//!   threads); [`transcript`][]: its result `Transcript`. Inputs are copied into owned Rust values, then the GIL
 //!   is released for the file read, the decode and the engine.
 //! - [`stream`][]: `CancelToken`, and `TranscriptStream`, the iterator of a run's
 //!   `Event`s (the run on a thread of its own, the GIL released while waiting).
@@ -20,6 +20,7 @@ mod errors;
 mod inputs;
 mod stream;
 mod transcriber;
+mod transcript;
 
 use pyo3::prelude::*;
 
@@ -29,7 +30,10 @@ mod _native {
     use pyo3::prelude::*;
 
     #[pymodule_export]
-    use super::transcriber::{PyContextTranscriber, PySegment, PyTranscript, PyWarning};
+    use super::transcriber::PyContextTranscriber;
+
+    #[pymodule_export]
+    use super::transcript::{PySegment, PyTranscript, PyWarning};
 
     #[pymodule_export]
     use super::stream::{PyCancelToken, PyEvent, PyTranscriptStream};

@@ -9,7 +9,7 @@ use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 
 use crate::errors::to_pyerr;
-use crate::transcriber::{PySegment, PyTranscript};
+use crate::transcript::{PySegment, PyTranscript};
 
 /// How long a stream waits for its next event before it looks at Python's signals
 /// (Ctrl-C) again.

@@ -27,31 +27,20 @@
 //! 8. NaN/Inf samples become 0, everything is clamped to [-1, 1].
 
 use std::borrow::Cow;
-use std::io::Cursor;
-use std::sync::LazyLock;
 use std::time::Instant;
 
-use symphonia::core::codecs::CodecParameters;
-use symphonia::core::codecs::audio::well_known::{
-    CODEC_ID_AAC, CODEC_ID_AC3, CODEC_ID_ALAC, CODEC_ID_EAC3, CODEC_ID_FLAC, CODEC_ID_MP1,
-    CODEC_ID_MP2, CODEC_ID_MP3, CODEC_ID_OPUS, CODEC_ID_PCM_F32LE, CODEC_ID_PCM_F64LE,
-    CODEC_ID_PCM_S16BE, CODEC_ID_PCM_S16LE, CODEC_ID_PCM_S24BE, CODEC_ID_PCM_S24LE,
-    CODEC_ID_PCM_S32BE, CODEC_ID_PCM_S32LE, CODEC_ID_SPEEX, CODEC_ID_VORBIS, CODEC_ID_WMA,
-};
-use symphonia::core::codecs::audio::{
-    AudioCodecId, AudioCodecParameters, AudioDecoder, AudioDecoderOptions,
-};
-use symphonia::core::codecs::registry::CodecRegistry;
+use symphonia::core::codecs::audio::well_known::{CODEC_ID_OPUS, CODEC_ID_VORBIS};
+use symphonia::core::codecs::audio::{AudioDecoder, AudioDecoderOptions};
 use symphonia::core::errors::Error as SymphoniaError;
-use symphonia::core::formats::{FormatOptions, FormatReader, Track};
-use symphonia::core::io::{MediaSourceStream, MediaSourceStreamOptions, ReadOnlySource};
+use symphonia::core::formats::{FormatReader, Track};
 use symphonia::core::packet::Packet;
 use symphonia::core::units::Duration as SymDuration;
-use symphonia::default::formats::{IsoMp4Reader, MkvReader, MpaReader, OggReader, WavReader};
-use symphonia_adapter_libopus::OpusDecoder;
 
 use crate::error::Error;
 
+use super::demux::{
+    CODECS, audio_params, check_deadline, codec_name, open_reader, select_track, symphonia_error,
+};
 use super::mp4;
 use super::probe::Probed;
 use super::scan::{OPUS_CLOCK_RATE, PACKET_SLACK, max_packets, scan, too_many_packets};
@@ -65,21 +54,6 @@ const MAX_CONSECUTIVE_DECODE_ERRORS: u32 = 100;
 /// Opus is always decoded at this rate (AUDIO.md, pitfall 2): the rate we return, so no
 /// resampler runs, and libopus does less work than at 48 kHz (SILK is not upsampled).
 const OPUS_DECODE_RATE: u32 = TARGET_SAMPLE_RATE;
-
-/// symphonia's enabled codecs plus libopus.
-static CODECS: LazyLock<CodecRegistry> = LazyLock::new(|| {
-    let mut registry = CodecRegistry::new();
-    symphonia::default::register_enabled_codecs(&mut registry);
-    registry.register_audio_decoder::<OpusDecoder>();
-    registry
-});
-
-pub(crate) fn symphonia_error(context: impl std::fmt::Display, e: SymphoniaError) -> Error {
-    Error::AudioDecode {
-        message: format!("{context}: {e}"),
-        source: Some(Box::new(e)),
-    }
-}
 
 /// Decodes `bytes` (already probed) to 16 kHz mono.
 pub(crate) fn decode(bytes: &[u8], probed: &Probed, limits: &AudioLimits) -> Result<Pcm16k, Error> {
@@ -120,17 +94,6 @@ pub(crate) fn decode(bytes: &[u8], probed: &Probed, limits: &AudioLimits) -> Res
         current,
         Sink::new(limits, data.len(), described),
     )
-}
-
-/// Fails once `deadline` has passed.
-pub(crate) fn check_deadline(deadline: Option<Instant>, limits: &AudioLimits) -> Result<(), Error> {
-    if deadline.is_some_and(|d| Instant::now() > d) {
-        return Err(Error::decode(format!(
-            "decoding took too long (limit {:.1} s)",
-            limits.decode_timeout.as_secs_f64()
-        )));
-    }
-    Ok(())
 }
 
 /// The bounds of one decode.
@@ -260,146 +223,12 @@ fn decode_one(
     }
 }
 
-/// Opens the symphonia reader of `format` on `data`.
-pub(crate) fn open_reader<'a>(
-    format: AudioFormat,
-    data: &'a [u8],
-) -> Result<Box<dyn FormatReader + 'a>, Error> {
-    fn boxed<'a, R: FormatReader + 'a>(r: R) -> Box<dyn FormatReader + 'a> {
-        Box::new(r)
-    }
-    let seekable = || MediaSourceStream::new(Box::new(Cursor::new(data)), Default::default());
-    let opts = FormatOptions::default();
-    let opened = match format {
-        AudioFormat::Wav => WavReader::try_new(seekable(), opts).map(boxed),
-        AudioFormat::Mp3 => MpaReader::try_new(seekable(), opts).map(boxed),
-        AudioFormat::M4a => IsoMp4Reader::try_new(seekable(), opts).map(boxed),
-        AudioFormat::Ogg => OggReader::try_new(seekable(), opts).map(boxed),
-        AudioFormat::Webm => match MkvReader::try_new(seekable(), opts.clone()) {
-            Ok(reader) => Ok(boxed(reader)),
-            // A truncated seekable WebM points (SeekHead, Cues) past its end; read forward
-            // only, as a live stream is read (pitfall 4).
-            Err(first) => {
-                let forward = MediaSourceStream::new(
-                    Box::new(ReadOnlySource::new(Cursor::new(data))),
-                    MediaSourceStreamOptions::default(),
-                );
-                MkvReader::try_new(forward, opts)
-                    .map(boxed)
-                    .map_err(|_| first)
-            }
-        },
-    };
-    opened.map_err(|e| {
-        let context = match &e {
-            SymphoniaError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
-                format!("the {format} file is truncated before any audio")
-            }
-            _ => format!("not a readable {format} file"),
-        };
-        symphonia_error(context, e)
-    })
-}
-
 /// The selected audio track and its decoder.
 struct OpenTrack {
     track: Track,
     decoder: Box<dyn AudioDecoder>,
     /// Opus: the packets' trims are in 48 kHz samples, the decoder runs at 16 kHz.
     opus: bool,
-}
-
-/// Whether `track` carries Opus.
-pub(crate) fn codec_is_opus(track: &Track) -> bool {
-    audio_params(track).is_some_and(|p| p.codec == CODEC_ID_OPUS)
-}
-
-fn audio_params(track: &Track) -> Option<&AudioCodecParameters> {
-    match &track.codec_params {
-        Some(CodecParameters::Audio(params)) => Some(params),
-        _ => None,
-    }
-}
-
-/// Codecs a Matroska (not WebM) file may carry to be accepted as the webm family: the WebM
-/// codecs, and PCM as Chrome's MediaRecorder writes it.
-fn is_webm_codec(codec: AudioCodecId) -> bool {
-    [
-        CODEC_ID_OPUS,
-        CODEC_ID_VORBIS,
-        CODEC_ID_PCM_F32LE,
-        CODEC_ID_PCM_F64LE,
-        CODEC_ID_PCM_S16LE,
-        CODEC_ID_PCM_S24LE,
-        CODEC_ID_PCM_S32LE,
-        CODEC_ID_PCM_S16BE,
-        CODEC_ID_PCM_S24BE,
-        CODEC_ID_PCM_S32BE,
-    ]
-    .contains(&codec)
-}
-
-fn codec_name(codec: AudioCodecId) -> String {
-    const NAMES: &[(AudioCodecId, &str)] = &[
-        (CODEC_ID_AAC, "aac"),
-        (CODEC_ID_AC3, "ac3"),
-        (CODEC_ID_EAC3, "eac3"),
-        (CODEC_ID_ALAC, "alac"),
-        (CODEC_ID_FLAC, "flac"),
-        (CODEC_ID_MP1, "mp1"),
-        (CODEC_ID_MP2, "mp2"),
-        (CODEC_ID_MP3, "mp3"),
-        (CODEC_ID_OPUS, "opus"),
-        (CODEC_ID_SPEEX, "speex"),
-        (CODEC_ID_VORBIS, "vorbis"),
-        (CODEC_ID_WMA, "wma"),
-    ];
-    NAMES
-        .iter()
-        .find(|(id, _)| *id == codec)
-        .map(|(_, name)| (*name).to_owned())
-        .or_else(|| {
-            CODECS
-                .get_audio_decoder(codec)
-                .map(|d| d.codec.info.short_name.to_owned())
-        })
-        .unwrap_or_else(|| format!("codec {codec}"))
-}
-
-/// The first audio track we can decode, and its codec parameters.
-pub(crate) fn select_track<'r>(
-    reader: &'r dyn FormatReader,
-    probed: &Probed,
-) -> Result<(&'r Track, &'r AudioCodecParameters), Error> {
-    let audio: Vec<(&Track, &AudioCodecParameters)> = reader
-        .tracks()
-        .iter()
-        .filter_map(|t| audio_params(t).map(|p| (t, p)))
-        .collect();
-    let Some(&(_, first_params)) = audio.first() else {
-        return Err(Error::decode(format!(
-            "the {} file has no audio track",
-            probed.format
-        )));
-    };
-    let allowed = |codec| !probed.matroska || is_webm_codec(codec);
-    let chosen = audio
-        .iter()
-        .find(|(_, p)| allowed(p.codec) && CODECS.get_audio_decoder(p.codec).is_some());
-    let Some(&chosen) = chosen else {
-        let name = codec_name(first_params.codec);
-        return Err(if probed.matroska && !is_webm_codec(first_params.codec) {
-            Error::UnsupportedAudioType {
-                detected: format!("matroska ({name})"),
-            }
-        } else {
-            Error::decode(format!(
-                "the {} file's audio codec ({name}) is not supported",
-                probed.format
-            ))
-        });
-    };
-    Ok(chosen)
 }
 
 /// Picks the first audio track we can decode and opens its decoder.
@@ -585,23 +414,5 @@ mod tests {
                 .expect_err("absurd rate");
             assert_eq!(err.code(), "audio_decode_failed", "rate {rate}");
         }
-    }
-
-    #[test]
-    fn registry_has_opus_and_the_symphonia_codecs() {
-        for codec in [
-            CODEC_ID_OPUS,
-            CODEC_ID_VORBIS,
-            CODEC_ID_AAC,
-            CODEC_ID_MP3,
-            CODEC_ID_PCM_S16LE,
-        ] {
-            assert!(
-                CODECS.get_audio_decoder(codec).is_some(),
-                "{}",
-                codec_name(codec)
-            );
-        }
-        assert!(CODECS.get_audio_decoder(CODEC_ID_FLAC).is_none());
     }
 }

@@ -46,6 +46,7 @@
 //! damage may stop there without an error (the audio before the damage is returned).
 
 mod decode;
+mod demux;
 mod mp4;
 mod probe;
 mod resample;

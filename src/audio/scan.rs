@@ -26,7 +26,7 @@ use symphonia::core::packet::Packet;
 use crate::error::Error;
 
 use super::AudioLimits;
-use super::decode::{check_deadline, codec_is_opus, open_reader, select_track, symphonia_error};
+use super::demux::{check_deadline, codec_is_opus, open_reader, select_track, symphonia_error};
 use super::probe::Probed;
 
 /// Opus timestamps and TOC durations count samples at 48 kHz.

@@ -11,7 +11,26 @@ use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use super::Message;
-use super::terms::TermKind;
+
+/// What a term looks like; decides how it is said and how much it is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TermKind {
+    /// camelCase, PascalCase, snake_case, kebab-case, or letters mixed with digits.
+    Identifier,
+    /// A file name with an extension (`main.rs`, `.env.example`).
+    FileName,
+    /// A path or slash-joined name (`src/lib.rs`, `shadcn/ui`).
+    Path,
+    /// All capitals (`MRI`, `Q3`, `SCREAMING`).
+    Acronym,
+    /// One capitalised word (`Grafana`, `Saoirse`).
+    Name,
+    /// One lowercase word (`tokio`, `lisinopril`).
+    Word,
+    /// Several words (`Dr. Müller`, `New Relic`).
+    Phrase,
+}
 
 /// Whole words of Whisper's tokenizer vocabulary, lowercased (see the file's header).
 const COMMON_WORDS_TEXT: &str = include_str!("common_words.txt");

@@ -8,6 +8,7 @@
 
 use std::collections::HashSet;
 
+pub use super::mining::TermKind;
 use super::mining::{is_common_word, mine_terms};
 use super::spoken::{SpokenForm, spoken_forms};
 use super::{Dictionary, Message};
@@ -23,26 +24,6 @@ pub enum TermOrigin {
     Dictionary,
     /// Mined from the request's `messages`: it may or may not be said.
     Messages,
-}
-
-/// What a term looks like; decides how it is said and how much it is trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TermKind {
-    /// camelCase, PascalCase, snake_case, kebab-case, or letters mixed with digits.
-    Identifier,
-    /// A file name with an extension (`main.rs`, `.env.example`).
-    FileName,
-    /// A path or slash-joined name (`src/lib.rs`, `shadcn/ui`).
-    Path,
-    /// All capitals (`MRI`, `Q3`, `SCREAMING`).
-    Acronym,
-    /// One capitalised word (`Grafana`, `Saoirse`).
-    Name,
-    /// One lowercase word (`tokio`, `lisinopril`).
-    Word,
-    /// Several words (`Dr. Müller`, `New Relic`).
-    Phrase,
 }
 
 /// One term the transcript should spell exactly.

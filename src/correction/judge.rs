@@ -24,6 +24,7 @@ use super::merge::Splice;
 use crate::context::{ContextTerms, Language, TermOrigin};
 use crate::engine::WindowPasses;
 use crate::error::Result;
+pub use crate::transcript::{EditSource, Verdict};
 
 /// Words after the span that both texts are scored on: the model re-synchronises there,
 /// so an edit that breaks the sentence pays for it.
@@ -41,42 +42,6 @@ const PROMPTED_WEIGHT: f32 = 1.0;
 const DICTIONARY_PRIOR: f32 = 0.0;
 /// Prior (nats) of an edit towards a term mined from the messages.
 const MESSAGES_PRIOR: f32 = 0.0;
-
-/// Where a candidate edit came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EditSource {
-    /// The span spells one of the term's spoken forms letter for letter.
-    Identity,
-    /// The spoken-form matcher at its strict thresholds.
-    Matched,
-    /// A span that sounds roughly like the term (the relevance threshold).
-    Loose,
-    /// The prompted decode wrote the term there.
-    Prompted,
-}
-
-/// One candidate edit and the judge's verdict on it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Verdict {
-    /// The words of the plain transcript the edit replaces.
-    pub original: String,
-    /// What it writes instead.
-    pub replacement: String,
-    /// Where the edit came from.
-    pub source: EditSource,
-    /// Whether the term came from the dictionary (else from the messages).
-    pub dictionary: bool,
-    /// Unprompted log-probability margin of the edit over the original (nats), when
-    /// scored.
-    pub unprompted: Option<f32>,
-    /// The same with the context prompt.
-    pub prompted: Option<f32>,
-    /// The decision score: kept when positive.
-    pub score: f32,
-    /// Whether the edit is in the transcript (kept and not overlapping a better one).
-    pub applied: bool,
-}
 
 /// A candidate edit of the plain transcript: bytes `from..to` become `text`.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,8 +11,8 @@
 //! beam's logits (no withdrawal: the bonus stays in the beam's score, like the bias of
 //! whisper.cpp's beams).
 
+use super::attempt::{AttemptSetup, DecodeRequest, Searched, ends_the_audio};
 use super::binding::DecoderState;
-use super::decode::{AttemptSetup, DecodeRequest, Searched, ends_the_audio};
 use super::logits;
 use super::repeats::repeat_start;
 use super::tokens::Vocabulary;

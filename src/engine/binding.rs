@@ -18,9 +18,9 @@ use super::stop::Stop;
 use super::tokens::Vocabulary;
 use super::{Weights, weights};
 use crate::audio::TARGET_SAMPLE_RATE;
-use crate::config::{CHECKOUT_SETUP_COMMAND, install_hint};
 use crate::error::{Error, Result};
 use crate::model::fetch;
+use crate::model::locate::{CHECKOUT_SETUP_COMMAND, install_hint};
 
 /// The loaded model: weights, vocabulary and the VAD, shared by every call and thread.
 pub(crate) struct Model {

@@ -19,12 +19,13 @@
 //!   a timestamp closes it ([`SegmentHook`]), while its text so far passes the checks
 //!   above: the caller can show it before the window is final.
 
+use super::attempt::{AttemptSetup, Searched, ends_the_audio};
+pub(crate) use super::attempt::{DecodeRequest, SegmentHook};
 use super::beam;
 use super::biasing::{MatchStatus, TermBias};
 use super::binding::DecoderState;
 use super::logits::{self, SplitMix64, StepRules};
 use super::repeats::{MAX_COMPRESSION_RATIO, compression_ratio, loop_start, repeat_start};
-use super::stop::Stop;
 use super::tokens::Vocabulary;
 use crate::context::Language;
 use crate::error::{Error, Result};
@@ -45,48 +46,10 @@ const BASE_TOKENS: usize = 24;
 /// Tokens per second of audio a window may take: fast speech writes about 6 (English)
 /// to 12 (Chinese, Japanese) tokens a second, plus two timestamps per segment.
 const TOKENS_PER_SEC: f64 = 16.0;
-/// A timestamp this close to the end of the audio (timestamp steps, 0.1 s) ends a
-/// timed transcript.
-const AUDIO_END_STEPS: usize = 5;
 /// Times a decode may take a bias bonus back.
 const MAX_WITHDRAWALS: usize = 8;
 /// Seed of the sampling generators (any constant: only determinism matters).
 const SEED: u64 = 0x6374_7873_6372_6962;
-
-/// One decode of an encoded window.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct DecodeRequest<'a> {
-    pub(crate) language: Language,
-    /// Previous text (tokens after `<|startofprev|>`), at most [`MAX_PROMPT_TOKENS`].
-    pub(crate) prompt: &'a [i32],
-    /// Write timestamp tokens (segments), or one untimed segment.
-    pub(crate) timestamps: bool,
-    pub(crate) bias: Option<&'a TermBias>,
-    /// The window's audio length in samples (16 kHz).
-    pub(crate) audio_samples: usize,
-    /// When to give up (checked before every step).
-    pub(crate) stop: &'a Stop,
-    pub(crate) threads: usize,
-    /// Beams of the temperature-0 attempt (1: greedy).
-    pub(crate) beam_size: usize,
-    /// End the decode where its text starts repeating itself ([`repeat_start`]), keeping
-    /// the first copy: for prompted decodes, which on a trimmed encoding may read the
-    /// sentence again instead of ending.
-    pub(crate) stop_at_repeat: bool,
-    /// Told of each segment the first, greedy (temperature-0) attempt closes
-    /// ([`report_segment`]); [`fall_back`]'s attempts ignore it.
-    pub(crate) on_segment: Option<SegmentHook<'a>>,
-}
-
-/// Gets an attempt's transcript tokens so far each time a timestamp closes a segment.
-#[derive(Clone, Copy)]
-pub(crate) struct SegmentHook<'a>(pub(crate) &'a dyn Fn(&[i32]));
-
-impl std::fmt::Debug for SegmentHook<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SegmentHook")
-    }
-}
 
 /// The outcome of a decode.
 #[derive(Debug, Clone, PartialEq)]
@@ -316,16 +279,6 @@ impl Withdrawals {
     }
 }
 
-/// What every attempt of a decode starts from.
-pub(super) struct AttemptSetup {
-    /// The prompt and task tokens before the transcript.
-    pub(super) prefix: Vec<i32>,
-    pub(super) no_speech_prob: f32,
-    pub(super) rules: StepRules,
-    /// Transcript tokens the attempt may write.
-    pub(super) budget: usize,
-}
-
 /// The prefix of `request`'s decodes, its no-speech probability (after `<|sot|>`, as
 /// Whisper reads it), the step rules and the token budget.
 fn setup(
@@ -359,31 +312,6 @@ fn setup(
         rules,
         budget,
     })
-}
-
-/// What one attempt's search wrote.
-pub(super) struct Searched {
-    /// Transcript tokens, without the end-of-text.
-    pub(super) tokens: Vec<i32>,
-    /// The log-probability of each of `tokens`.
-    pub(super) logprobs: Vec<f32>,
-    /// The log-probability of the end-of-text (0 when the attempt did not end with it).
-    pub(super) end_logprob: f32,
-    pub(super) over_budget: bool,
-}
-
-/// True when `token` is a timestamp within [`AUDIO_END_STEPS`] of the end of the audio:
-/// it ends a timed transcript (whisper.cpp's rule: on a short window the decoder
-/// otherwise fills the time left with repeats).
-pub(super) fn ends_the_audio(
-    vocabulary: &Vocabulary,
-    request: &DecodeRequest<'_>,
-    token: i32,
-) -> bool {
-    request.timestamps
-        && vocabulary
-            .timestamp_index(token)
-            .is_some_and(|index| (index + AUDIO_END_STEPS) * 320 >= request.audio_samples)
 }
 
 /// One attempt at `temperature`: beam search at 0 when asked for, else greedy or

@@ -10,6 +10,7 @@
 //! caller's per-window judge, which may decode the same encoding again with a prompt
 //! and score candidate texts on it (`score.rs`, teacher forcing) -> text.
 
+mod attempt;
 mod beam;
 pub mod biasing;
 mod binding;
@@ -37,7 +38,7 @@ pub use encoded::EncodedWindow;
 pub use kernels::{CpuKernels, cpu_kernels, cpu_kernels_json, cpu_kernels_loaded};
 pub use session::WhisperSession;
 pub use stop::{CancelToken, Stop};
-pub use whisper::WhisperEngine;
+pub use whisper::{WhisperEngine, available_cores, concurrent_calls};
 
 use crate::context::Languages;
 

@@ -2,7 +2,6 @@
 //! and the compression ratio that tells a loop from speech. Decoding
 //! ([`super::decode`]) and the engine's windows ([`super::whisper`]) act on these signs.
 
-use super::decode::Decoded;
 use super::tokens::Vocabulary;
 
 /// An attempt whose text's zlib compression ratio is above this is a loop.
@@ -22,12 +21,12 @@ pub(crate) fn repeat_start(vocabulary: &Vocabulary, tokens: &[i32]) -> Option<us
     repeat_start_of(vocabulary, tokens, MIN_REPEATED_SPAN)
 }
 
-/// Whether `decoded`'s text ends with two copies of a span of at least
+/// Whether the text of `tokens` (a decode's) ends with two copies of a span of at least
 /// [`MIN_TRIPLED_SPAN`] tokens ("Go forward ten meters. Go forward ten meters."): a
 /// sign, in a decode conditioned on the previous window's text, that the conditioning
 /// and not the audio wrote the second copy.
-pub(crate) fn ends_doubled(vocabulary: &Vocabulary, decoded: &Decoded) -> bool {
-    repeat_start_of(vocabulary, &decoded.tokens, MIN_TRIPLED_SPAN).is_some()
+pub(crate) fn ends_doubled(vocabulary: &Vocabulary, tokens: &[i32]) -> bool {
+    repeat_start_of(vocabulary, tokens, MIN_TRIPLED_SPAN).is_some()
 }
 
 /// [`repeat_start`] with two copies of spans from `min_doubled` tokens on.
@@ -170,15 +169,7 @@ mod tests {
     #[test]
     fn an_ending_doubled_from_three_tokens_on_is_a_sign_to_check() {
         let v = tiny_vocabulary();
-        let decoded = |tokens: &[i32]| Decoded {
-            tokens: tokens.to_vec(),
-            avg_logprob: -0.2,
-            compression_ratio: 1.2,
-            no_speech_prob: 0.0,
-            temperature: 0.0,
-            over_budget: false,
-            silence: false,
-        };
+        let decoded = |tokens: &[i32]| tokens.to_vec();
         // "Go forward ten meters." twice: five tokens a copy, below MIN_REPEATED_SPAN.
         let go = [3, 4, 5, 10, 1];
         assert!(ends_doubled(

@@ -12,12 +12,10 @@
 //! "is the Brooklyn Bridge. The word is fare." after "How old" came out as "the word is
 //! fair" twice), else it is decoded on its own, as another window of the session.
 
-use std::ops::Range;
-
 use super::binding::DecoderState;
 use super::encoded::EncodedWindow;
 use super::text::normalise_whitespace;
-use super::whisper::WhisperEngine;
+use super::whisper::{Run, WhisperEngine};
 use super::windows::{self, Window};
 use super::{EngineOutput, EngineRequest, EngineSession, SegmentWatcher, WindowDone, WindowPasses};
 use crate::audio::TARGET_SAMPLE_RATE;
@@ -77,43 +75,58 @@ struct Piecing {
     speech_end: Option<usize>,
 }
 
-/// A window's plain decode ([`WhisperEngine::decode_window`]).
-pub(super) struct PlainWindow {
-    pub(super) language: Language,
-    pub(super) plain_text: String,
-    /// Where its timed text ends (samples of the window), if timed.
-    pub(super) speech_end: Option<usize>,
-}
-
-/// What a transcription carries from one window to the next.
-pub(super) struct Run {
-    /// The language, once known (forced, or detected on the first window).
-    pub(super) language: Option<Language>,
-    /// The previous window's text tokens: the next timed window's prompt.
-    pub(super) carry: Vec<i32>,
-    pub(super) texts: Vec<String>,
-    /// The last decoded piece's plain segments (samples of the piece, text).
-    pub(super) timed: Vec<(Range<usize>, String)>,
-    /// The plain segments so far, in seconds of the input signal.
-    pub(super) segments: Vec<Segment>,
-}
-
-impl Run {
-    /// Moves [`Run::timed`], decoded from `window`'s samples `offset..`, to
-    /// [`Run::segments`] in seconds of the input signal; times never go back.
-    fn place_timed(&mut self, window: &Window, offset: usize) {
-        for (range, text) in self.timed.drain(..) {
-            let floor = self.segments.last().map_or(0.0, |s: &Segment| s.end);
-            let start = source_secs(window, offset + range.start).max(floor);
-            let end = source_secs(window, offset + range.end).max(start);
-            self.segments.push(Segment::new(start, end, text));
-        }
+/// Moves [`Run::timed`], decoded from `window`'s samples `offset..`, to
+/// [`Run::segments`] in seconds of the input signal; times never go back.
+fn place_timed(run: &mut Run, window: &Window, offset: usize) {
+    for (range, text) in run.timed.drain(..) {
+        let floor = run.segments.last().map_or(0.0, |s: &Segment| s.end);
+        let start = source_secs(window, offset + range.start).max(floor);
+        let end = source_secs(window, offset + range.end).max(start);
+        run.segments.push(Segment::new(start, end, text));
     }
 }
 
 /// Seconds of the input signal at `offset` samples into `window`.
 fn source_secs(window: &Window, offset: usize) -> f64 {
     window.source_sample(offset) as f64 / f64::from(TARGET_SAMPLE_RATE)
+}
+
+impl WhisperEngine {
+    /// Transcribes one 16 kHz mono signal: every window's plain decode.
+    ///
+    /// # Errors
+    /// [`Error::TranscriptionFailed`] when whisper.cpp fails; [`Error::Cancelled`] or
+    /// [`Error::DeadlineExceeded`] when `request.stop` says so; [`Error::InvalidRequest`]
+    /// when `languages` cannot be served by this model.
+    pub fn transcribe(&self, request: &EngineRequest<'_>) -> Result<EngineOutput> {
+        self.on_engine_threads(|| super::transcribe_plain(&mut self.session(request)?))
+    }
+
+    /// A transcription of `request.samples` that the caller drives window by window
+    /// ([`EngineSession`]). Call it, and the session's methods, inside
+    /// [`WhisperEngine::on_engine_threads`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidRequest`] when `languages` cannot be served by this model;
+    /// [`Error::TranscriptionFailed`] when speech detection fails.
+    pub fn session<'a>(&'a self, request: &EngineRequest<'a>) -> Result<WhisperSession<'a>> {
+        let forced = self.forced_language(request.languages)?;
+        let samples = request.samples;
+        let plan = if windows::is_digital_silence(samples) {
+            Vec::new()
+        } else {
+            let regions = self.model.speech_regions(samples)?;
+            windows::plan_windows(samples, &regions)
+        };
+        let context_prompt = self.tokenize(request.prompt)?;
+        Ok(WhisperSession::new(
+            self,
+            *request,
+            plan,
+            forced,
+            context_prompt,
+        ))
+    }
 }
 
 impl<'e> WhisperSession<'e> {
@@ -217,7 +230,7 @@ impl EngineSession for WhisperSession<'_> {
             return WindowDone::default();
         };
         let closed = self.run.segments.len();
-        self.run.place_timed(&current.window, current.start);
+        place_timed(&mut self.run, &current.window, current.start);
         let segments = self.run.segments[closed..].to_vec();
         let piece_len = current.audio.len() - current.start;
         let min_tail = windows::secs_to_samples(MIN_UNDECODED_TAIL_SECS);

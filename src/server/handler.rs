@@ -1,11 +1,9 @@
 //! One request: routing, authentication, the form, the engine slot, the transcript, and
 //! its log line.
 
-use std::collections::hash_map::RandomState;
-use std::hash::BuildHasher;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -18,15 +16,15 @@ use tracing::info;
 
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::{ContextTranscriber, ErrorCode, Transcript, TranscriptionRequest};
+use crate::{ErrorCode, Transcript, TranscriptionRequest};
 
-use super::admission::Admission;
 use super::api_error::{ApiError, ServerCode, json_response};
-use super::auth::ApiKeys;
 use super::form::{Form, read_form};
-use super::metrics::{self, Metrics};
+use super::metrics;
 use super::page;
-use super::stream::{self, AnswerBody, RunFigures, StreamEnd, full};
+use super::record::{RequestRecord, RunFigures, ms};
+use super::state::AppState;
+use super::stream::{self, AnswerBody, StreamEnd, full};
 use super::work::spawn_run;
 
 /// The transcription endpoint (OpenAI's path).
@@ -42,73 +40,6 @@ const FORM_OVERHEAD_BYTES: u64 = 4 * 1024 * 1024;
 /// How long an unread request body is drained after an early error response, so the
 /// client reads the answer instead of a connection reset.
 const LINGER_TIME: Duration = Duration::from_secs(5);
-
-#[derive(Debug)]
-pub(crate) struct AppState {
-    pub(crate) transcriber: ContextTranscriber,
-    pub(crate) keys: ApiKeys,
-    pub(crate) admission: Admission,
-    pub(crate) max_file_bytes: u64,
-    pub(crate) request_timeout: Duration,
-    pub(crate) draining: AtomicBool,
-    pub(crate) model_name: String,
-    pub(crate) request_ids: RequestIds,
-    pub(crate) metrics: Metrics,
-    /// `GET /metrics` needs no API key.
-    pub(crate) metrics_public: bool,
-    /// When the model was loaded, in Unix seconds (the model list's `created`).
-    pub(crate) loaded_at: u64,
-}
-
-/// Generated request ids: a keyed hash of a counter (unique, not guessable in order).
-#[derive(Debug, Default)]
-pub(crate) struct RequestIds {
-    pub(crate) counter: AtomicU64,
-    pub(crate) keys: RandomState,
-}
-
-impl RequestIds {
-    /// The client's `X-Request-Id` if it is a short token, else a new id.
-    pub(crate) fn for_request(&self, headers: &HeaderMap) -> String {
-        if let Some(id) = headers.get("x-request-id").and_then(|v| v.to_str().ok())
-            && (1..=128).contains(&id.len())
-            && id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
-        {
-            return id.to_owned();
-        }
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        format!("req_{:016x}", self.keys.hash_one(n))
-    }
-}
-
-/// What the access log says about one request.
-#[derive(Debug, Default)]
-pub(crate) struct RequestRecord {
-    pub(crate) code: Option<&'static str>,
-    pub(crate) file_bytes: Option<u64>,
-    pub(crate) audio_secs: Option<f64>,
-    pub(crate) read: Option<Duration>,
-    pub(crate) queue: Option<Duration>,
-    pub(crate) decode: Option<Duration>,
-    pub(crate) engine: Option<Duration>,
-    /// The transcript's warning codes, comma-separated (`audio_truncated`).
-    pub(crate) warnings: Option<String>,
-}
-
-impl RequestRecord {
-    /// Records a finished run's figures.
-    pub(crate) fn figures(&mut self, figures: RunFigures) {
-        self.audio_secs = Some((figures.audio_secs * 1000.0).round() / 1000.0);
-        self.decode = Some(figures.decode);
-        self.engine = Some(figures.engine);
-    }
-}
-
-pub(crate) fn ms(duration: Duration) -> f64 {
-    (duration.as_secs_f64() * 1e6).round() / 1e3
-}
 
 pub(crate) async fn handle(
     state: &Arc<AppState>,
@@ -517,24 +448,4 @@ pub(crate) fn linger(mut body: Incoming, expects_continue: bool, cap: u64) {
             }
         }
     }));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::test_headers as headers;
-    use super::*;
-
-    #[test]
-    fn request_ids() {
-        let ids = RequestIds::default();
-        let a = ids.for_request(&headers(&[]));
-        let b = ids.for_request(&headers(&[]));
-        assert!(a.starts_with("req_") && a.len() == 20 && a != b, "{a} {b}");
-        assert_eq!(
-            ids.for_request(&headers(&[("x-request-id", "abc-123")])),
-            "abc-123"
-        );
-        let odd = ids.for_request(&headers(&[("x-request-id", "a b")]));
-        assert!(odd.starts_with("req_"), "{odd}");
-    }
 }

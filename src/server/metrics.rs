@@ -22,7 +22,7 @@ use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
 
 use super::admission::Admission;
-use super::handler::RequestRecord;
+use super::record::RequestRecord;
 
 /// The content type of the answer (OpenMetrics text, which Prometheus reads).
 pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

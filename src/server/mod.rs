@@ -167,7 +167,9 @@ pub mod form;
 mod handler;
 mod metrics;
 mod page;
+mod record;
 mod serve;
+mod state;
 mod stream;
 mod work;
 

@@ -17,8 +17,10 @@ use crate::{AudioLimits, ContextTranscriber};
 use super::admission::Admission;
 use super::auth::ApiKeys;
 use super::config::{Config, Parsed, init_logging, usage};
-use super::handler::{AppState, RequestIds, handle, ms};
+use super::handler::handle;
 use super::metrics::Metrics;
+use super::record::ms;
+use super::state::{AppState, RequestIds};
 
 /// How long a client may take to send its request headers.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);

@@ -14,7 +14,7 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::{Either, Full};
@@ -28,7 +28,8 @@ use tokio::sync::mpsc;
 use crate::{ErrorCode, Event, Transcript, TranscriptionRequest};
 
 use super::api_error::ApiError;
-use super::handler::AppState;
+use super::record::RunFigures;
+use super::state::AppState;
 use super::work::{CancelOnDrop, spawn_run};
 
 /// Every answer's body: a whole one, or server-sent events.
@@ -47,24 +48,6 @@ enum Item {
     /// The last events (or the error before any), and the run's figures when it
     /// succeeded.
     Last(Result<Bytes, ApiError>, Option<RunFigures>),
-}
-
-/// A finished run's figures, for the request's log line and metrics.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct RunFigures {
-    pub(crate) decode: Duration,
-    pub(crate) engine: Duration,
-    pub(crate) audio_secs: f64,
-}
-
-impl RunFigures {
-    pub(crate) fn of(transcript: &Transcript) -> Self {
-        RunFigures {
-            decode: transcript.timings.decode,
-            engine: transcript.timings.engine,
-            audio_secs: transcript.audio_secs,
-        }
-    }
 }
 
 /// How a streamed answer ended.

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 
-use super::handler::{AppState, ms};
+use super::record::ms;
+use super::state::AppState;
 use crate::{CancelToken, Error, Event, RunOptions, Transcript, TranscriptionRequest};
 
 /// Cancels a transcription when dropped (its answer is no longer wanted).
