@@ -716,7 +716,8 @@ bool ctxscribe_transcriber_is_multilingual(const ctxscribe_transcriber *transcri
 // `CTXSCRIBE_STATUS_AUDIO_DECODE_FAILED` (truncated or corrupt),
 // `CTXSCRIBE_STATUS_FILE_TOO_LARGE`, `CTXSCRIBE_STATUS_AUDIO_TOO_LONG`,
 // `CTXSCRIBE_STATUS_INVALID_REQUEST` (e.g. a language the model does not know),
-// `CTXSCRIBE_STATUS_TRANSCRIPTION_FAILED` (engine failure or timeout).
+// `CTXSCRIBE_STATUS_TRANSCRIPTION_FAILED` (engine failure),
+// `CTXSCRIBE_STATUS_DEADLINE_EXCEEDED` (the configuration's timeout passed).
 // NULL rules: `transcriber`, `audio` and `out` must not be NULL
 // (`CTXSCRIBE_STATUS_NULL_ARGUMENT`, even when `audio_len` is 0); `request` may be NULL
 // for no context. `*out` is written on success only. `err_out` may be NULL; otherwise,

@@ -283,7 +283,8 @@ impl ContextTranscriberBuilder {
         self
     }
 
-    /// Gives up on a transcription after this long (`transcription_failed`). Default: none.
+    /// Gives up on a transcription after this long ([`Error::DeadlineExceeded`]; a run's
+    /// own [`RunOptions::with_timeout`] may be shorter). Default: none.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self

@@ -11,9 +11,9 @@ Each fenced ``sh``, ``python``, ``rust`` or ``c`` block is one of:
   commands), the Python package, the Rust example and the C program find the model with
   no variable. ``sh`` blocks run command by command (``pip install .`` installs the
   wheel python/run-tests.sh built from this checkout); the OpenAI SDK snippets run
-  against the server; a page's other ``python`` blocks run in order as one program; the
-  ``rust`` block must be ``examples/quickstart.rs`` (built by cargo) and the ``c`` block
-  is compiled with README's link flags and a ``main`` that reads a file;
+  against the server; a page's other ``python`` blocks run in order as one program; a
+  ``rust`` block must be one of ``examples/*.rs`` (built by cargo), which runs, and a ``c``
+  block is compiled with README's link flags and a ``main`` that reads a file;
 * run by another script or test (``ELSEWHERE``: the command is checked to appear there);
 * marked ``<!-- not run: REASON -->`` on the line before it, with a reason.
 
@@ -209,10 +209,13 @@ def session_python(session: Session) -> str:
 
 
 def run_rust(session: Session, block: Block) -> None:
-    example = (REPO / "examples" / "quickstart.rs").read_text(encoding="utf-8")
-    code = re.sub(r"\A(//!.*\n)+\n", "", example)
-    assert code.strip() == block.text.strip(), f"{block.where()}: examples/quickstart.rs differs"
-    done = session.run(str(REPO / "target" / "release" / "examples" / "quickstart"))
+    for example in sorted((REPO / "examples").glob("*.rs")):
+        code = re.sub(r"\A(//!.*\n)+\n", "", example.read_text(encoding="utf-8"))
+        if code.strip() == block.text.strip():
+            break
+    else:
+        raise AssertionError(f"{block.where()}: no examples/*.rs is this block")
+    done = session.run(str(REPO / "target" / "release" / "examples" / example.stem))
     assert SPOKEN in normalized(done.stdout), done.stdout
 
 

@@ -44,11 +44,11 @@ use std::time::{Duration, Instant};
 
 use crate::audio::{AudioLimits, TARGET_SAMPLE_RATE};
 use crate::context::{ContextLayers, ContextTerms};
-use crate::engine::{EngineRequest, Stop};
+use crate::engine::{EngineOutput, EngineRequest, Stop};
 use crate::error::{Error, Result};
 use crate::providers::{LlmCorrector, SpeechProvider};
 use crate::request::TranscriptionRequest;
-use crate::transcript::{StageTimings, Transcript, align_segments};
+use crate::transcript::{StageTimings, Transcript, Verdict, align_segments};
 use events::{Events, WindowText};
 use window::WindowPolicy;
 
@@ -114,25 +114,65 @@ impl Pipeline {
         } = request;
         let warnings = audio.warnings();
         stop.check()?;
+        // 1. The audio, decoded to 16 kHz mono.
         let samples = audio.decode(&self.limits)?;
         let decoded = Instant::now();
         let audio_secs = samples.len() as f64 / f64::from(TARGET_SAMPLE_RATE);
+        // 2. The context's terms.
         let terms = ContextTerms::from_context(&messages, &dictionary);
+        // 3. Each window: its plain pass, the candidates and their judgement, its events.
         let policy = WindowPolicy::new(&*self.engine, self.layers, &messages, &terms);
         let mut events = Events::new(options.sink, audio_secs);
-        let engine_request = EngineRequest {
+        let request = EngineRequest {
             samples: &samples,
             languages: &languages,
             prompt: "",
             stop,
             bias: None,
         };
-        let mut session = self.engine.session(&engine_request)?;
+        let (output, edits) = self.windows(&request, &policy, !terms.is_empty(), &mut events)?;
+        // 4. The optional LLM review of the whole text.
+        let text = match &self.llm {
+            Some(llm) if self.layers.correction && !output.text.is_empty() => {
+                llm.correct(&output.text, &terms, &messages, output.language, stop)?
+                    .text
+            }
+            _ => output.text.clone(),
+        };
+        // 5. The text placed in the plain decode's timed segments: the transcript.
+        let finished = Instant::now();
+        let transcript = Transcript {
+            segments: align_segments(&output.segments, &text, audio_secs),
+            text,
+            language: output.language,
+            audio_secs,
+            timings: StageTimings {
+                decode: decoded - started,
+                engine: finished - decoded,
+                total: finished - started,
+            },
+            edits,
+            warnings,
+        };
+        events.done(&transcript);
+        Ok(transcript)
+    }
+
+    /// Every window of `request` from an engine session, judged by `policy`, reported
+    /// to `events` (while decoded only without context terms: with them, the
+    /// corrections need the whole window); the engine's output and the judge's verdicts.
+    fn windows(
+        &self,
+        request: &EngineRequest<'_>,
+        policy: &WindowPolicy<'_>,
+        has_terms: bool,
+        events: &mut Events<'_, '_>,
+    ) -> Result<(EngineOutput, Vec<Verdict>)> {
+        let mut session = self.engine.session(request)?;
         let mut verdicts = Vec::new();
         loop {
-            // Without terms a window's text is its plain decode: shown while decoded.
             let mut watch = |text: &str| {
-                if terms.is_empty() {
+                if !has_terms {
                     events.text(WindowText::Decoding(text));
                 }
             };
@@ -145,30 +185,7 @@ impl Pipeline {
             let done = session.accept(text.clone());
             events.accepted(&text, &done);
         }
-        let output = session.finish();
-        let text = match &self.llm {
-            Some(llm) if self.layers.correction && !output.text.is_empty() => {
-                llm.correct(&output.text, &terms, &messages, output.language, stop)?
-                    .text
-            }
-            _ => output.text,
-        };
-        let finished = Instant::now();
-        let transcript = Transcript {
-            segments: align_segments(&output.segments, &text, audio_secs),
-            text,
-            language: output.language,
-            audio_secs,
-            timings: StageTimings {
-                decode: decoded - started,
-                engine: finished - decoded,
-                total: finished - started,
-            },
-            edits: verdicts,
-            warnings,
-        };
-        events.done(&transcript);
-        Ok(transcript)
+        Ok((session.finish(), verdicts))
     }
 }
 
