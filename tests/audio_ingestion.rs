@@ -500,20 +500,16 @@ impl Rng {
     }
 }
 
-#[test]
-fn garbage_and_mutations_never_panic() {
-    let limits = AudioLimits {
-        max_duration_secs: 120.0,
-        decode_timeout: Duration::from_secs(10),
-        ..AudioLimits::default()
-    };
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
-    // Random bytes of many lengths.
-    for len in (0..=64).chain((0..60).map(|i| 65 + i * 1097)) {
-        inputs.push((format!("random {len} bytes"), rng.bytes(len)));
-    }
-    // Valid magic numbers followed by garbage.
+/// Random bytes of many lengths.
+fn random_inputs(rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
+    (0..=64)
+        .chain((0..60).map(|i| 65 + i * 1097))
+        .map(|len| (format!("random {len} bytes"), rng.bytes(len)))
+        .collect()
+}
+
+/// Valid magic numbers followed by garbage.
+fn magic_then_garbage_inputs(rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
     let magics: [&[u8]; 9] = [
         b"RIFF\x24\x00\x01\x00WAVEfmt \x10\x00\x00\x00",
         b"\x1A\x45\xDF\xA3\x9F\x42\x86\x81\x01\x42\x82\x84webm",
@@ -525,6 +521,7 @@ fn garbage_and_mutations_never_panic() {
         b"fLaC",
         b"OggS\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x13OpusHead",
     ];
+    let mut inputs = Vec::new();
     for magic in magics {
         for len in [0, 1, 10, 100, 1000, 10_000, 100_000] {
             let mut bytes = magic.to_vec();
@@ -532,38 +529,64 @@ fn garbage_and_mutations_never_panic() {
             inputs.push((format!("{:?}.. + {len}", &magic[..4]), bytes));
         }
     }
-    // Mutations of every supported fixture: flipped bytes (most in the headers), overwritten
-    // runs, random cuts.
+    inputs
+}
+
+/// Mutations of every supported fixture: flipped bytes (most in the headers), overwritten
+/// runs, random cuts.
+fn mutated_fixture_inputs(rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
+    let mut inputs = Vec::new();
     for &(name, _, _) in SUPPORTED {
         let original = read(name);
         if original.len() > 1 << 20 {
             continue;
         }
         for round in 0..12 {
-            let mut bytes = original.clone();
-            let flips = 1 + rng.below(16);
-            for _ in 0..flips {
-                let span = if round % 2 == 0 {
-                    bytes.len().min(4096)
-                } else {
-                    bytes.len()
-                };
-                let at = rng.below(span);
-                bytes[at] ^= 1 << rng.below(8);
-            }
-            if round % 3 == 0 {
-                let at = rng.below(bytes.len());
-                let run = rng.below(512).min(bytes.len() - at);
-                let noise = rng.bytes(run);
-                bytes[at..at + run].copy_from_slice(&noise);
-            }
-            if round % 4 == 0 {
-                let cut = rng.below(bytes.len());
-                bytes.truncate(cut);
-            }
+            let bytes = mutate(&original, round, rng);
             inputs.push((format!("{name} mutation {round}"), bytes));
         }
     }
+    inputs
+}
+
+/// Mutation `round` of `original`: flipped bits (in the first 4 KiB on even rounds), an
+/// overwritten run every third round, a random cut every fourth.
+fn mutate(original: &[u8], round: i32, rng: &mut Rng) -> Vec<u8> {
+    let mut bytes = original.to_vec();
+    let flips = 1 + rng.below(16);
+    for _ in 0..flips {
+        let span = if round % 2 == 0 {
+            bytes.len().min(4096)
+        } else {
+            bytes.len()
+        };
+        let at = rng.below(span);
+        bytes[at] ^= 1 << rng.below(8);
+    }
+    if round % 3 == 0 {
+        let at = rng.below(bytes.len());
+        let run = rng.below(512).min(bytes.len() - at);
+        let noise = rng.bytes(run);
+        bytes[at..at + run].copy_from_slice(&noise);
+    }
+    if round % 4 == 0 {
+        let cut = rng.below(bytes.len());
+        bytes.truncate(cut);
+    }
+    bytes
+}
+
+#[test]
+fn garbage_and_mutations_never_panic() {
+    let limits = AudioLimits {
+        max_duration_secs: 120.0,
+        decode_timeout: Duration::from_secs(10),
+        ..AudioLimits::default()
+    };
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut inputs = random_inputs(&mut rng);
+    inputs.extend(magic_then_garbage_inputs(&mut rng));
+    inputs.extend(mutated_fixture_inputs(&mut rng));
 
     let started = Instant::now();
     let (mut ok, mut failed) = (0, 0);

@@ -135,60 +135,7 @@ fn serve_connection(stream: TcpStream, requests: &Mutex<Vec<Request>>, script: &
         Err(_) => return,
     });
     let mut writer = stream;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
-        let mut headers = Vec::new();
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            let header = header.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((n, v)) = header.split_once(':') {
-                headers.push((n.trim().to_owned(), v.trim().to_owned()));
-            }
-        }
-        let find = |name: &str| {
-            headers
-                .iter()
-                .find(|(n, _): &&(String, String)| n.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.clone())
-        };
-        let mut body = Vec::new();
-        if let Some(length) = find("content-length").and_then(|v| v.parse::<usize>().ok()) {
-            body.resize(length, 0);
-            if reader.read_exact(&mut body).is_err() {
-                return;
-            }
-        } else if find("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-            loop {
-                let mut size = String::new();
-                if reader.read_line(&mut size).unwrap_or(0) == 0 {
-                    return;
-                }
-                let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-                let mut chunk = vec![0; size + 2];
-                if reader.read_exact(&mut chunk).is_err() {
-                    return;
-                }
-                if size == 0 {
-                    break;
-                }
-                body.extend_from_slice(&chunk[..size]);
-            }
-        }
-        let request = Request {
-            path,
-            headers,
-            body,
-        };
+    while let Some(request) = read_request(&mut reader) {
         let index = {
             let mut all = requests.lock().expect("lock");
             all.push(request.clone());
@@ -196,23 +143,89 @@ fn serve_connection(stream: TcpStream, requests: &Mutex<Vec<Request>>, script: &
         };
         let answer = script(index, &request);
         std::thread::sleep(answer.delay);
-        let mut head = format!(
-            "HTTP/1.1 {} Fake\r\nContent-Length: {}\r\n",
-            answer.status,
-            answer.body.len()
-        );
-        for (name, value) in &answer.headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        if writer
-            .write_all(head.as_bytes())
-            .and_then(|()| writer.write_all(answer.body.as_bytes()))
-            .is_err()
-        {
+        if write_answer(&mut writer, &answer).is_err() {
             return;
         }
     }
+}
+
+/// Reads one request (line, headers, body); `None` when the connection ends or breaks.
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return None;
+    }
+    let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
+    let headers = read_headers(reader)?;
+    let find = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _): &&(String, String)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let mut body = Vec::new();
+    if let Some(length) = find("content-length").and_then(|v| v.parse::<usize>().ok()) {
+        body.resize(length, 0);
+        reader.read_exact(&mut body).ok()?;
+    } else if find("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        body = read_chunked_body(reader)?;
+    }
+    Some(Request {
+        path,
+        headers,
+        body,
+    })
+}
+
+/// Reads header lines up to the blank line; `None` when the connection ends first.
+fn read_headers(reader: &mut BufReader<TcpStream>) -> Option<Vec<(String, String)>> {
+    let mut headers = Vec::new();
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 {
+            return None;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            return Some(headers);
+        }
+        if let Some((n, v)) = header.split_once(':') {
+            headers.push((n.trim().to_owned(), v.trim().to_owned()));
+        }
+    }
+}
+
+/// Reads a chunked transfer-encoded body; `None` when the connection ends or breaks.
+fn read_chunked_body(reader: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let mut size = String::new();
+        if reader.read_line(&mut size).unwrap_or(0) == 0 {
+            return None;
+        }
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        let mut chunk = vec![0; size + 2];
+        reader.read_exact(&mut chunk).ok()?;
+        if size == 0 {
+            return Some(body);
+        }
+        body.extend_from_slice(&chunk[..size]);
+    }
+}
+
+fn write_answer(writer: &mut TcpStream, answer: &Answer) -> std::io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {} Fake\r\nContent-Length: {}\r\n",
+        answer.status,
+        answer.body.len()
+    );
+    for (name, value) in &answer.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    writer
+        .write_all(head.as_bytes())
+        .and_then(|()| writer.write_all(answer.body.as_bytes()))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -201,101 +201,27 @@ fn accessors_accept_null() {
     }
 }
 
+/// Asserts that `status` and the error object (freed) report the NULL `argument` by name.
+fn assert_null_argument(status: ctxscribe_status, error: *mut ctxscribe_error, argument: &str) {
+    assert_eq!(status, ctxscribe_status::NullArgument, "{argument}");
+    let (status, code, param, message) = take(error);
+    assert_eq!(status, ctxscribe_status::NullArgument);
+    assert_eq!(code, "null_argument");
+    assert_eq!(param.as_deref(), Some(argument));
+    assert!(message.contains(argument), "{message}");
+}
+
 #[test]
 fn null_arguments_are_reported_by_name_and_outputs_untouched() {
     let request = ctxscribe_request_new();
     let config = ctxscribe_config_new();
-    let text = c("de");
-    let bytes = [0_u8; 4];
-    let samples = [0.0_f32; 4];
     let sentinel = std::ptr::dangling_mut::<ctxscribe_transcript>();
     let mut out = sentinel;
-    let check = |status: ctxscribe_status, error: *mut ctxscribe_error, argument: &str| {
-        assert_eq!(status, ctxscribe_status::NullArgument, "{argument}");
-        let (status, code, param, message) = take(error);
-        assert_eq!(status, ctxscribe_status::NullArgument);
-        assert_eq!(code, "null_argument");
-        assert_eq!(param.as_deref(), Some(argument));
-        assert!(message.contains(argument), "{message}");
-    };
-    let mut e = null_mut();
-    // SAFETY: in every call below, each pointer is NULL, a live object made above, a
-    // NUL-terminated string, a readable buffer of the given length, or `&mut` of a local.
+    check_null_request_arguments(request);
+    check_null_config_arguments();
+    check_null_transcriber_arguments(config, request, &mut out);
+    // SAFETY: `request` and `config` are live objects made above, freed once here.
     unsafe {
-        check(
-            ctxscribe_request_add_language(null_mut(), text.as_ptr(), &mut e),
-            e,
-            "request",
-        );
-        check(
-            ctxscribe_request_add_language(request, null(), &mut e),
-            e,
-            "code",
-        );
-        check(
-            ctxscribe_request_add_dictionary_term(request, null(), &mut e),
-            e,
-            "term",
-        );
-        check(
-            ctxscribe_request_add_message(request, 0, null(), &mut e),
-            e,
-            "content",
-        );
-        check(
-            ctxscribe_request_set_messages_json(request, null(), &mut e),
-            e,
-            "json",
-        );
-        check(
-            ctxscribe_request_set_languages(request, null(), &mut e),
-            e,
-            "text",
-        );
-        check(
-            ctxscribe_request_set_dictionary(request, null(), &mut e),
-            e,
-            "text",
-        );
-        check(
-            ctxscribe_config_set_threads(null_mut(), 1, &mut e),
-            e,
-            "config",
-        );
-        check(
-            ctxscribe_config_set_model_path(null_mut(), null(), &mut e),
-            e,
-            "config",
-        );
-        check(
-            ctxscribe_config_disable_vad(null_mut(), &mut e),
-            e,
-            "config",
-        );
-        check(
-            ctxscribe_transcriber_new(config, null_mut(), &mut e),
-            e,
-            "out",
-        );
-        let status = ctxscribe_transcriber_transcribe(
-            null(),
-            request,
-            bytes.as_ptr(),
-            bytes.len(),
-            &mut out,
-            &mut e,
-        );
-        check(status, e, "transcriber");
-        let status = ctxscribe_transcriber_transcribe_pcm(
-            null(),
-            null(),
-            samples.as_ptr(),
-            samples.len(),
-            16_000,
-            &mut out,
-            &mut e,
-        );
-        check(status, e, "transcriber");
         // NULL err_out: the status alone.
         assert_eq!(
             ctxscribe_request_add_language(request, null(), null_mut()),
@@ -305,6 +231,81 @@ fn null_arguments_are_reported_by_name_and_outputs_untouched() {
         ctxscribe_config_free(config);
     }
     assert_eq!(out, sentinel, "outputs are written on success only");
+}
+
+/// The request setters name their NULL request or NULL text argument.
+fn check_null_request_arguments(request: *mut ctxscribe_request) {
+    let text = c("de");
+    let mut e = null_mut();
+    // SAFETY: in every call below, each pointer is NULL, the live request, a
+    // NUL-terminated string, or `&mut` of a local.
+    unsafe {
+        let status = ctxscribe_request_add_language(null_mut(), text.as_ptr(), &mut e);
+        assert_null_argument(status, e, "request");
+        let status = ctxscribe_request_add_language(request, null(), &mut e);
+        assert_null_argument(status, e, "code");
+        let status = ctxscribe_request_add_dictionary_term(request, null(), &mut e);
+        assert_null_argument(status, e, "term");
+        let status = ctxscribe_request_add_message(request, 0, null(), &mut e);
+        assert_null_argument(status, e, "content");
+        let status = ctxscribe_request_set_messages_json(request, null(), &mut e);
+        assert_null_argument(status, e, "json");
+        let status = ctxscribe_request_set_languages(request, null(), &mut e);
+        assert_null_argument(status, e, "text");
+        let status = ctxscribe_request_set_dictionary(request, null(), &mut e);
+        assert_null_argument(status, e, "text");
+    }
+}
+
+/// The config setters name their NULL config.
+fn check_null_config_arguments() {
+    let mut e = null_mut();
+    // SAFETY: in every call below, each pointer is NULL or `&mut` of a local.
+    unsafe {
+        let status = ctxscribe_config_set_threads(null_mut(), 1, &mut e);
+        assert_null_argument(status, e, "config");
+        let status = ctxscribe_config_set_model_path(null_mut(), null(), &mut e);
+        assert_null_argument(status, e, "config");
+        let status = ctxscribe_config_disable_vad(null_mut(), &mut e);
+        assert_null_argument(status, e, "config");
+    }
+}
+
+/// Creating a transcriber names its NULL `out`; transcribing names the NULL transcriber,
+/// and leaves `out` untouched.
+fn check_null_transcriber_arguments(
+    config: *mut ctxscribe_config,
+    request: *mut ctxscribe_request,
+    out: &mut *mut ctxscribe_transcript,
+) {
+    let bytes = [0_u8; 4];
+    let samples = [0.0_f32; 4];
+    let mut e = null_mut();
+    // SAFETY: in every call below, each pointer is NULL, a live object made by the
+    // caller, a readable buffer of the given length, or `&mut` of a local.
+    unsafe {
+        let status = ctxscribe_transcriber_new(config, null_mut(), &mut e);
+        assert_null_argument(status, e, "out");
+        let status = ctxscribe_transcriber_transcribe(
+            null(),
+            request,
+            bytes.as_ptr(),
+            bytes.len(),
+            &mut *out,
+            &mut e,
+        );
+        assert_null_argument(status, e, "transcriber");
+        let status = ctxscribe_transcriber_transcribe_pcm(
+            null(),
+            null(),
+            samples.as_ptr(),
+            samples.len(),
+            16_000,
+            &mut *out,
+            &mut e,
+        );
+        assert_null_argument(status, e, "transcriber");
+    }
 }
 
 /// Adds `code` and returns the status and, on failure, the error's param and message.

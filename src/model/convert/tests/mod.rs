@@ -422,7 +422,13 @@ fn converts_a_complete_model_to_f16() {
     assert_eq!(names, whisper_cpp_tensor_names(1, 1));
     assert_eq!(report.tensors_written, names.len());
 
-    // Types and reversed dims as convert-pt-to-ggml.py writes them.
+    check_tensor_types_and_dims(&file);
+    check_fused_weights_keep_their_rows(&file);
+    check_tensors_copied_value_for_value(&file);
+}
+
+/// Types and reversed dims as convert-pt-to-ggml.py writes them.
+fn check_tensor_types_and_dims(file: &GgmlFile) {
     let expect = |name: &str, ggml_type: i32, dims: &[usize]| {
         let tensor = file.tensor(name);
         assert_eq!(
@@ -442,8 +448,10 @@ fn converts_a_complete_model_to_f16() {
     expect("encoder.blocks.0.mlp.2.weight", 1, &[4 * D, D]);
     expect("encoder.blocks.0.mlp.0.bias", 0, &[4 * D]);
     expect("decoder.blocks.0.cross_attn_ln.weight", 0, &[D]);
+}
 
-    // Fused weights hold their row index: each projection gets its own rows.
+/// Fused weights hold their row index: each projection gets its own rows.
+fn check_fused_weights_keep_their_rows(file: &GgmlFile) {
     let first_f16 = |name: &str| {
         let data = &file.tensor(name).data;
         f16_bits_to_f32(u16::from_le_bytes([data[0], data[1]]))
@@ -472,8 +480,10 @@ fn converts_a_complete_model_to_f16() {
         first_f32("decoder.blocks.0.cross_attn.value.bias"),
         D as f32 + 0.5
     );
+}
 
-    // Whole tensors are copied value for value (f16 -> f32 for vectors).
+/// Whole tensors are copied value for value (f16 -> f32 for vectors).
+fn check_tensors_copied_value_for_value(file: &GgmlFile) {
     let fixture = whisper_fixture();
     let source = |name: &str| {
         let variable = fixture
