@@ -1,14 +1,15 @@
 //! The embedded engine: our own Whisper decoding on whisper.cpp's encoder and decoder.
 //!
 //! One [`WhisperEngine`] holds the model (loaded once, shared by every call and thread)
-//! and a pool of per-call states. A call reads top-down in `whisper.rs`:
-//! load (`binding.rs`, the only `unsafe`; matrices in bf16 where that is faster and fits,
-//! `weights.rs`) -> speech detection and windows along speech
-//! boundaries ([`windows`]) -> one encoder pass per window -> language detection on that
-//! encoding (`detect.rs`) -> the plain decode (`decode.rs`: greedy with temperature
-//! fallback, timestamp rules from `logits.rs`, [`biasing`] with withdrawal) -> the
-//! caller's per-window judge, which may decode the same encoding again with a prompt
-//! and score candidate texts on it (`score.rs`, teacher forcing) -> text.
+//! and a pool of per-call states. A transcription is an [`EngineSession`] the caller
+//! (the pipeline) pulls windows from (`session.rs`): load (`binding.rs`, the only
+//! `unsafe`; matrices in bf16 where that is faster and fits, `weights.rs`) -> speech
+//! detection and windows along speech boundaries ([`windows`]) -> per window
+//! (`whisper.rs`): one encoder pass, language detection on that encoding (`detect.rs`),
+//! the plain decode (`decode.rs`: greedy with temperature fallback, timestamp rules from
+//! `logits.rs`, [`biasing`] with withdrawal) -> the window handed to the caller, who may
+//! decode the same encoding again with a prompt and score candidate texts on it
+//! (`score.rs`, teacher forcing) before it accepts the window's text.
 
 mod attempt;
 mod beam;
