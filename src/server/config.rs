@@ -1,144 +1,122 @@
 //! The server's settings: command-line flags, then `CTXSCRIBE_*` variables, then defaults.
 
-use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use clap::builder::{BoolishValueParser, RangedU64ValueParser, TypedValueParser};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 
 use crate::AudioLimits;
 
-/// One command-line option and its environment variable.
-pub(crate) struct OptionSpec {
-    pub(crate) flag: &'static str,
-    pub(crate) env: &'static str,
-    /// `None` for a switch (`--no-vad`), else the value's name in the usage text.
-    pub(crate) value: Option<&'static str>,
-    pub(crate) help: &'static str,
+const AFTER_HELP: &str = "\
+Every option can also be set by its environment variable; the flag wins, and an empty
+variable counts as unset. API keys come from CTXSCRIBE_API_KEYS (comma-separated) and
+the key file, never from the command line.
+From the source tree: cargo run --release --features server --example server -- [OPTIONS]";
+
+/// The command line; each flag's variable is read by [`Config::from_args`].
+#[derive(Debug, Parser)]
+#[command(
+    name = "server",
+    about = "ctxscribe reference server: POST /v1/audio/transcriptions, GET /v1/models, \
+             GET /metrics, GET /health",
+    after_help = AFTER_HELP,
+    args_override_self = true
+)]
+struct Flags {
+    /// Address to listen on
+    #[arg(
+        long,
+        env = "CTXSCRIBE_HOST",
+        value_name = "ADDR",
+        default_value = "127.0.0.1"
+    )]
+    host: String,
+    /// Port to listen on; 0 picks a free one (logged)
+    #[arg(long, env = "CTXSCRIBE_PORT", default_value_t = 8080)]
+    port: u16,
+    /// whisper.cpp ggml/gguf model, or a fetched model's name (tiny.en) [default:
+    /// ggml-base.bin in $CTXSCRIBE_MODEL_DIR or ~/.local/share/ctxscribe/models]
+    #[arg(long, env = "CTXSCRIBE_MODEL", value_name = "PATH")]
+    model: Option<PathBuf>,
+    /// Silero VAD model [default: silero-v6.2.0-ggml.bin next to the model]
+    #[arg(long, env = "CTXSCRIBE_VAD_MODEL", value_name = "PATH")]
+    vad_model: Option<PathBuf>,
+    /// Decode the whole signal, skipping only digital silence
+    #[arg(long, env = "CTXSCRIBE_NO_VAD")]
+    no_vad: bool,
+    /// Engine threads per transcription [default: all cores]
+    #[arg(long, env = "CTXSCRIBE_THREADS", value_name = "N", value_parser =
+        RangedU64ValueParser::<usize>::new().range(1..=crate::config::MAX_THREADS as u64))]
+    threads: Option<usize>,
+    /// File of API keys, one per line; no keys = no authentication
+    #[arg(long, env = "CTXSCRIBE_API_KEY_FILE", value_name = "PATH")]
+    api_key_file: Option<PathBuf>,
+    /// Largest audio upload, in bytes (25 MiB, as OpenAI)
+    #[arg(long, env = "CTXSCRIBE_MAX_FILE_BYTES", value_name = "BYTES",
+        default_value_t = AudioLimits::default().max_file_bytes,
+        value_parser = clap::value_parser!(u64).range(1..))]
+    max_file_bytes: u64,
+    /// Longest decoded audio
+    #[arg(long, env = "CTXSCRIBE_MAX_AUDIO_SECS", value_name = "SECS",
+        default_value_t = AudioLimits::default().max_duration_secs, value_parser = seconds)]
+    max_audio_secs: f64,
+    /// Transcriptions running at once [default: cores / threads, at least 1]
+    #[arg(long, env = "CTXSCRIBE_MAX_CONCURRENT", value_name = "N", value_parser = count(1))]
+    max_concurrent: Option<usize>,
+    /// Requests uploading or waiting beyond those [default: 4 x max-concurrent]
+    #[arg(long, env = "CTXSCRIBE_MAX_QUEUE", value_name = "N", value_parser = count(0))]
+    max_queue: Option<usize>,
+    /// Limit per request: upload, queue and transcription, in seconds
+    #[arg(long, env = "CTXSCRIBE_REQUEST_TIMEOUT", value_name = "SECS", default_value = "600",
+        value_parser = duration)]
+    request_timeout: Duration,
+    /// Open connections served at once
+    #[arg(long, env = "CTXSCRIBE_MAX_CONNECTIONS", value_name = "N", default_value_t = 1024,
+        value_parser = count(1))]
+    max_connections: usize,
+    /// Serve GET /metrics without an API key (for a scraper on a private network)
+    #[arg(long, env = "CTXSCRIBE_METRICS_PUBLIC")]
+    metrics_public: bool,
+    /// Log line format on stderr
+    #[arg(
+        long,
+        env = "CTXSCRIBE_LOG_FORMAT",
+        value_name = "FORMAT",
+        default_value = "text"
+    )]
+    log_format: LogFormat,
+    /// error, warn, info, debug or trace
+    #[arg(
+        long,
+        env = "CTXSCRIBE_LOG_LEVEL",
+        value_name = "LEVEL",
+        default_value = "info"
+    )]
+    log_level: tracing::Level,
 }
 
-pub(crate) const OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        flag: "--host",
-        env: "CTXSCRIBE_HOST",
-        value: Some("ADDR"),
-        help: "address to listen on [default: 127.0.0.1]",
-    },
-    OptionSpec {
-        flag: "--port",
-        env: "CTXSCRIBE_PORT",
-        value: Some("PORT"),
-        help: "port to listen on; 0 picks a free one (logged) [default: 8080]",
-    },
-    OptionSpec {
-        flag: "--model",
-        env: "CTXSCRIBE_MODEL",
-        value: Some("PATH"),
-        help: "whisper.cpp ggml/gguf model, or a fetched model's name (tiny.en) [default: \
-               ggml-base.bin in $CTXSCRIBE_MODEL_DIR or ~/.local/share/ctxscribe/models]",
-    },
-    OptionSpec {
-        flag: "--vad-model",
-        env: "CTXSCRIBE_VAD_MODEL",
-        value: Some("PATH"),
-        help: "Silero VAD model [default: silero-v6.2.0-ggml.bin next to the model]",
-    },
-    OptionSpec {
-        flag: "--no-vad",
-        env: "CTXSCRIBE_NO_VAD",
-        value: None,
-        help: "decode the whole signal, skipping only digital silence",
-    },
-    OptionSpec {
-        flag: "--threads",
-        env: "CTXSCRIBE_THREADS",
-        value: Some("N"),
-        help: "engine threads per transcription [default: all cores]",
-    },
-    OptionSpec {
-        flag: "--api-key-file",
-        env: "CTXSCRIBE_API_KEY_FILE",
-        value: Some("PATH"),
-        help: "file of API keys, one per line (keys may also come from CTXSCRIBE_API_KEYS, \
-               comma-separated); no keys = no authentication",
-    },
-    OptionSpec {
-        flag: "--max-file-bytes",
-        env: "CTXSCRIBE_MAX_FILE_BYTES",
-        value: Some("BYTES"),
-        help: "largest audio upload [default: 26214400, 25 MiB as OpenAI]",
-    },
-    OptionSpec {
-        flag: "--max-audio-secs",
-        env: "CTXSCRIBE_MAX_AUDIO_SECS",
-        value: Some("SECS"),
-        help: "longest decoded audio [default: 3600]",
-    },
-    OptionSpec {
-        flag: "--max-concurrent",
-        env: "CTXSCRIBE_MAX_CONCURRENT",
-        value: Some("N"),
-        help: "transcriptions running at once [default: cores / threads, at least 1]",
-    },
-    OptionSpec {
-        flag: "--max-queue",
-        env: "CTXSCRIBE_MAX_QUEUE",
-        value: Some("N"),
-        help: "requests uploading or waiting beyond those [default: 4 x max-concurrent]",
-    },
-    OptionSpec {
-        flag: "--request-timeout",
-        env: "CTXSCRIBE_REQUEST_TIMEOUT",
-        value: Some("SECS"),
-        help: "limit per request: upload, queue and transcription [default: 600]",
-    },
-    OptionSpec {
-        flag: "--max-connections",
-        env: "CTXSCRIBE_MAX_CONNECTIONS",
-        value: Some("N"),
-        help: "open connections served at once [default: 1024]",
-    },
-    OptionSpec {
-        flag: "--metrics-public",
-        env: "CTXSCRIBE_METRICS_PUBLIC",
-        value: None,
-        help: "serve GET /metrics without an API key (for a scraper on a private network)",
-    },
-    OptionSpec {
-        flag: "--log-format",
-        env: "CTXSCRIBE_LOG_FORMAT",
-        value: Some("text|json"),
-        help: "log line format on stderr [default: text]",
-    },
-    OptionSpec {
-        flag: "--log-level",
-        env: "CTXSCRIBE_LOG_LEVEL",
-        value: Some("LEVEL"),
-        help: "error, warn, info, debug or trace [default: info]",
-    },
-];
+/// A whole number of at least `min`.
+fn count(min: u64) -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::new().range(min..)
+}
 
-pub(crate) fn usage() -> String {
-    let mut text = String::from(
-        "ctxscribe reference server: POST /v1/audio/transcriptions, GET /v1/models, \
-         GET /metrics, GET /health\n\n\
-         usage: server [OPTIONS]   (cargo run --release --features server --example server -- ...)\n\n\
-         Every option can also be set by its environment variable; the flag wins.\n\n",
-    );
-    for option in OPTIONS {
-        let flag = match option.value {
-            Some(value) => format!("{} {value}", option.flag),
-            None => option.flag.to_owned(),
-        };
-        text.push_str(&format!(
-            "  {flag:<28} {}\n  {:<28} env: {}\n",
-            option.help, "", option.env
-        ));
+/// A number of seconds, at least a millisecond.
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.001 => Ok(secs),
+        _ => Err("expected a number >= 0.001".to_owned()),
     }
-    text.push_str("  -h, --help                   this text\n");
-    text
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+fn duration(text: &str) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(seconds(text)?).map_err(|e| e.to_string())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum LogFormat {
     Text,
     Json,
@@ -165,198 +143,97 @@ pub(crate) struct Config {
     pub(crate) log_level: tracing::Level,
 }
 
-/// What the command line asks for.
-#[derive(Debug)]
-pub(crate) enum Parsed {
-    Run(Box<Config>),
-    Help,
-}
-
 impl Config {
-    /// Parses `--flag value` / `--flag=value` arguments; `env` reads a variable (an empty
-    /// value counts as unset).
+    /// Parses the command line `args` (the program's name first); a flag not given there
+    /// comes from its variable, read with `env` (an empty value counts as unset), else
+    /// from its default. The error is clap's, help included: `exit()` shows it.
     pub(crate) fn from_args(
         args: impl IntoIterator<Item = String>,
         env: impl Fn(&str) -> Option<String>,
-    ) -> Result<Parsed, String> {
-        let Some(given) = read_flags(args)? else {
-            return Ok(Parsed::Help);
-        };
-        let settings = Settings { given, env };
-        let threads = settings.threads()?;
-        let max_concurrent = settings
-            .count("--max-concurrent")?
-            .unwrap_or_else(|| crate::config::concurrent_calls(threads));
-        let max_queue = match settings.integer("--max-queue", 0)? {
-            Some(n) => usize::try_from(n).map_err(|_| format!("--max-queue: {n} is too large"))?,
-            None => 4 * max_concurrent,
-        };
-        // In this order: the first bad value is the one reported.
-        let port = settings.port()?;
-        let log_format = settings.log_format()?;
-        let log_level = settings.log_level()?;
-        let request_timeout = settings.request_timeout()?;
-        Ok(Parsed::Run(Box::new(Config {
-            host: settings
-                .get("--host")
-                .map_or_else(|| "127.0.0.1".to_owned(), |(_, v)| v.trim().to_owned()),
-            port,
-            model: settings.path("--model"),
-            vad_model: settings.path("--vad-model"),
-            no_vad: settings.switch("--no-vad")?,
-            threads,
-            api_key_file: settings.path("--api-key-file"),
-            max_file_bytes: settings
-                .integer("--max-file-bytes", 1)?
-                .unwrap_or(AudioLimits::default().max_file_bytes),
-            max_audio_secs: settings
-                .number("--max-audio-secs", 0.001)?
-                .unwrap_or(AudioLimits::default().max_duration_secs),
-            max_concurrent,
-            max_queue,
-            request_timeout,
-            max_connections: settings.count("--max-connections")?.unwrap_or(1024),
-            metrics_public: settings.switch("--metrics-public")?,
-            log_format,
-            log_level,
-        })))
-    }
-}
-
-/// The flags given on the command line, by [`OptionSpec::flag`] (a switch's value is
-/// `"true"`); `None` when help is asked for.
-fn read_flags(
-    args: impl IntoIterator<Item = String>,
-) -> Result<Option<BTreeMap<&'static str, String>>, String> {
-    let mut given = BTreeMap::new();
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        if arg == "-h" || arg == "--help" {
-            return Ok(None);
+    ) -> Result<Config, clap::Error> {
+        // Clap would read the process's variables itself when the command is built (the
+        // tests could not pass theirs) and take an empty one as a value. So the parser
+        // has no variables: each one set for a flag not on the command line is passed
+        // as that flag, after it. The help, rendered first, still names them.
+        let mut argv: Vec<String> = args.into_iter().collect();
+        // A negative number is a value to refuse, not an unknown flag.
+        let mut command = Flags::command().mut_args(|arg| {
+            let takes_values = arg.get_action().takes_values();
+            arg.hide_env_values(true)
+                .allow_negative_numbers(takes_values)
+        });
+        if let Some(bin) = argv.first().and_then(|a| Path::new(a).file_name()) {
+            command = command.bin_name(bin.to_string_lossy().into_owned());
         }
-        let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
-            None => (arg.clone(), None),
-        };
-        let spec = OPTIONS
-            .iter()
-            .find(|o| o.flag == name)
-            .ok_or_else(|| format!("unknown argument {arg:?}"))?;
-        let value = match (spec.value, inline) {
-            (None, None) => "true".to_owned(),
-            (None, Some(_)) => return Err(format!("{} takes no value", spec.flag)),
-            (Some(_), Some(value)) => value,
-            (Some(_), None) => args
-                .next()
-                .ok_or_else(|| format!("{} needs a value", spec.flag))?,
-        };
-        given.insert(spec.flag, value);
-    }
-    Ok(Some(given))
-}
-
-/// The options' values: a flag given, else its environment variable, typed and checked;
-/// errors name where the value came from.
-struct Settings<E> {
-    given: BTreeMap<&'static str, String>,
-    env: E,
-}
-
-impl<E: Fn(&str) -> Option<String>> Settings<E> {
-    /// The value of `flag` and where it came from (the flag or the variable).
-    fn get(&self, flag: &str) -> Option<(String, String)> {
-        let spec = OPTIONS.iter().find(|o| o.flag == flag)?;
-        if let Some(value) = self.given.get(spec.flag) {
-            return Some((spec.flag.to_owned(), value.clone()));
-        }
-        (self.env)(spec.env)
-            .filter(|v| !v.trim().is_empty())
-            .map(|v| (spec.env.to_owned(), v))
-    }
-
-    fn path(&self, flag: &str) -> Option<PathBuf> {
-        self.get(flag).map(|(_, v)| PathBuf::from(v))
-    }
-
-    fn number(&self, flag: &str, min: f64) -> Result<Option<f64>, String> {
-        self.get(flag)
-            .map(|(from, text)| match text.trim().parse::<f64>() {
-                Ok(n) if n.is_finite() && n >= min => Ok(n),
-                _ => Err(format!("{from}: expected a number >= {min}, got {text:?}")),
-            })
-            .transpose()
-    }
-
-    fn integer(&self, flag: &str, min: u64) -> Result<Option<u64>, String> {
-        self.get(flag)
-            .map(|(from, text)| match text.trim().parse::<u64>() {
-                Ok(n) if n >= min => Ok(n),
-                _ => Err(format!(
-                    "{from}: expected a whole number >= {min}, got {text:?}"
-                )),
-            })
-            .transpose()
-    }
-
-    fn count(&self, flag: &str) -> Result<Option<usize>, String> {
-        self.integer(flag, 1)?
-            .map(|n| usize::try_from(n).map_err(|_| format!("{flag}: {n} is too large")))
-            .transpose()
-    }
-
-    fn switch(&self, flag: &str) -> Result<bool, String> {
-        match self.get(flag) {
-            None => Ok(false),
-            Some((from, text)) => match text.trim().to_ascii_lowercase().as_str() {
-                "1" | "true" | "yes" | "on" => Ok(true),
-                "0" | "false" | "no" | "off" => Ok(false),
-                _ => Err(format!("{from}: expected true or false, got {text:?}")),
-            },
-        }
-    }
-
-    fn threads(&self) -> Result<usize, String> {
-        match self.count("--threads")? {
-            Some(threads) => {
-                crate::config::check_threads(i64::try_from(threads).unwrap_or(i64::MAX))
-                    .map_err(|e| format!("--threads: {e}"))
+        let mut parser = command
+            .clone()
+            .mut_args(|arg| arg.env(None))
+            .override_help(command.render_help());
+        let given = parser.try_get_matches_from_mut(&argv)?;
+        for arg in command.get_arguments() {
+            let (Some(name), Some(long)) = (arg.get_env(), arg.get_long()) else {
+                continue;
+            };
+            let name = name.to_string_lossy();
+            let value = env(&name).unwrap_or_default();
+            let value = value.trim();
+            let on_command_line =
+                given.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine);
+            if value.is_empty() || on_command_line {
+                continue;
             }
-            None => Ok(crate::config::default_threads()),
+            // Checked alone, so that an error names the variable.
+            let checked = if arg.get_action().takes_values() {
+                let flag = format!("--{long}={value}");
+                parser
+                    .try_get_matches_from_mut(["server", &flag])
+                    .map(|_| Some(flag))
+            } else {
+                BoolishValueParser::new()
+                    .parse_ref(&parser, Some(arg), OsStr::new(value))
+                    .map(|on| on.then(|| format!("--{long}")))
+            };
+            match checked {
+                Ok(flag) => argv.extend(flag),
+                Err(error) => return Err(from_variable(&mut parser, &name, &error)),
+            }
         }
+        let flags = Flags::from_arg_matches(&parser.try_get_matches_from_mut(argv)?)?;
+        let threads = flags.threads.unwrap_or_else(crate::config::default_threads);
+        let max_concurrent = flags
+            .max_concurrent
+            .unwrap_or_else(|| crate::config::concurrent_calls(threads));
+        Ok(Config {
+            host: flags.host,
+            port: flags.port,
+            model: flags.model,
+            vad_model: flags.vad_model,
+            no_vad: flags.no_vad,
+            threads,
+            api_key_file: flags.api_key_file,
+            max_file_bytes: flags.max_file_bytes,
+            max_audio_secs: flags.max_audio_secs,
+            max_concurrent,
+            max_queue: flags
+                .max_queue
+                .unwrap_or_else(|| max_concurrent.saturating_mul(4)),
+            request_timeout: flags.request_timeout,
+            max_connections: flags.max_connections,
+            metrics_public: flags.metrics_public,
+            log_format: flags.log_format,
+            log_level: flags.log_level,
+        })
     }
+}
 
-    fn port(&self) -> Result<u16, String> {
-        match self.integer("--port", 0)? {
-            Some(port) => u16::try_from(port).map_err(|_| format!("--port: {port} is not a port")),
-            None => Ok(8080),
-        }
-    }
-
-    fn log_format(&self) -> Result<LogFormat, String> {
-        match self.get("--log-format") {
-            None => Ok(LogFormat::Text),
-            Some((from, text)) => match text.trim() {
-                "text" => Ok(LogFormat::Text),
-                "json" => Ok(LogFormat::Json),
-                _ => Err(format!("{from}: expected text or json, got {text:?}")),
-            },
-        }
-    }
-
-    fn log_level(&self) -> Result<tracing::Level, String> {
-        match self.get("--log-level") {
-            None => Ok(tracing::Level::INFO),
-            Some((from, text)) => text.trim().parse::<tracing::Level>().map_err(|_| {
-                format!("{from}: expected error, warn, info, debug or trace, got {text:?}")
-            }),
-        }
-    }
-
-    fn request_timeout(&self) -> Result<Duration, String> {
-        let secs = self.number("--request-timeout", 0.001)?.unwrap_or(600.0);
-        Duration::try_from_secs_f64(secs)
-            .map_err(|_| format!("--request-timeout: {secs} is out of range"))
-    }
+/// `error`, about the value of the variable `name`, as an error that names the variable.
+fn from_variable(parser: &mut clap::Command, name: &str, error: &clap::Error) -> clap::Error {
+    let text = error.render().to_string();
+    let line = text.lines().next().unwrap_or_default();
+    parser.error(
+        error.kind(),
+        format!("{name}: {}", line.trim_start_matches("error: ")),
+    )
 }
 
 pub(crate) fn init_logging(format: LogFormat, level: tracing::Level) {
@@ -378,19 +255,19 @@ pub(crate) fn init_logging(format: LogFormat, level: tracing::Level) {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use clap::error::ErrorKind;
+
     use super::*;
 
-    fn config(args: &[&str], env: &[(&str, &str)]) -> Result<Config, String> {
+    fn config(args: &[&str], env: &[(&str, &str)]) -> Result<Config, clap::Error> {
         let env: BTreeMap<String, String> = env
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
-        match Config::from_args(args.iter().map(|a| (*a).to_owned()), |name| {
-            env.get(name).cloned()
-        })? {
-            Parsed::Run(config) => Ok(*config),
-            Parsed::Help => Err("help".to_owned()),
-        }
+        let args = std::iter::once("server").chain(args.iter().copied());
+        Config::from_args(args.map(str::to_owned), |name| env.get(name).cloned())
     }
 
     #[test]
@@ -400,22 +277,31 @@ mod tests {
         assert_eq!(config.port, 8080);
         assert_eq!(config.threads, 2);
         assert_eq!(config.max_file_bytes, 25 * 1024 * 1024);
+        assert!((config.max_audio_secs - 3600.0).abs() < f64::EPSILON);
         assert_eq!(config.max_queue, 4 * config.max_concurrent);
         assert!(config.max_concurrent >= 1);
         assert_eq!(config.request_timeout, Duration::from_secs(600));
+        assert_eq!(config.max_connections, 1024);
         assert_eq!(config.log_format, LogFormat::Text);
+        assert_eq!(config.log_level, tracing::Level::INFO);
         assert!(!config.no_vad);
+        assert!(!config.metrics_public);
         assert!(config.model.is_none());
     }
 
     #[test]
     fn flags_win_over_environment() {
+        let unset = config(&[], &[("CTXSCRIBE_MODEL", ""), ("CTXSCRIBE_PORT", " ")]);
+        let unset = unset.expect("empty variables are unset");
+        assert_eq!((unset.model, unset.port), (None, 8080));
         let env = [
             ("CTXSCRIBE_PORT", "9000"),
             ("CTXSCRIBE_HOST", "0.0.0.0"),
-            ("CTXSCRIBE_MAX_QUEUE", "0"),
+            ("CTXSCRIBE_MAX_QUEUE", " 0 "),
             ("CTXSCRIBE_NO_VAD", "yes"),
+            ("CTXSCRIBE_METRICS_PUBLIC", "off"),
             ("CTXSCRIBE_MODEL", ""),
+            ("CTXSCRIBE_THREADS", "not used: the flag wins"),
         ];
         let config = config(
             &[
@@ -424,6 +310,10 @@ mod tests {
                 "m.bin",
                 "--request-timeout",
                 "2.5",
+                "--threads",
+                "1",
+                "--threads",
+                "3",
             ],
             &env,
         )
@@ -432,6 +322,8 @@ mod tests {
         assert_eq!(config.host, "0.0.0.0");
         assert_eq!(config.max_queue, 0);
         assert!(config.no_vad);
+        assert!(!config.metrics_public);
+        assert_eq!(config.threads, 3);
         assert_eq!(config.model, Some(PathBuf::from("m.bin")));
         assert_eq!(config.request_timeout, Duration::from_millis(2500));
     }
@@ -440,19 +332,44 @@ mod tests {
     fn bad_arguments_are_explained() {
         for (args, expected) in [
             (&["--port", "70000"][..], "--port"),
-            (&["--port"][..], "needs a value"),
-            (&["--bogus"][..], "unknown argument"),
+            (&["--port"][..], "a value is required for '--port"),
+            (&["--bogus"][..], "unexpected argument '--bogus'"),
             (&["--max-concurrent", "0"][..], "--max-concurrent"),
-            (&["--log-format", "xml"][..], "text or json"),
-            (&["--no-vad=1"][..], "takes no value"),
+            (&["--threads", "100000"][..], "--threads"),
+            (&["--log-format", "xml"][..], "--log-format"),
+            (&["--log-level", "loud"][..], "--log-level"),
+            (&["--no-vad=1"][..], "unexpected value '1' for '--no-vad'"),
             (&["--request-timeout", "-1"][..], "--request-timeout"),
+            (&["--max-audio-secs", "inf"][..], "--max-audio-secs"),
+            (&["--max-file-bytes", "0"][..], "--max-file-bytes"),
         ] {
-            let error = config(args, &[]).expect_err("invalid");
+            let error = config(args, &[]).expect_err("invalid").to_string();
             assert!(error.contains(expected), "{args:?}: {error}");
         }
-        let error = config(&[], &[("CTXSCRIBE_THREADS", "many")]).expect_err("invalid");
-        assert!(error.contains("CTXSCRIBE_THREADS"), "{error}");
-        assert_eq!(config(&["--help"], &[]).expect_err("help"), "help");
-        assert!(usage().contains("--max-queue N"));
+        for (name, value) in [
+            ("CTXSCRIBE_THREADS", "many"),
+            ("CTXSCRIBE_NO_VAD", "maybe"),
+            ("CTXSCRIBE_REQUEST_TIMEOUT", "0"),
+        ] {
+            let error = config(&[], &[(name, value)])
+                .expect_err("invalid")
+                .to_string();
+            assert!(error.contains(name), "{error}");
+        }
+    }
+
+    #[test]
+    fn help_names_every_flag_and_variable() {
+        Flags::command().debug_assert();
+        let help = config(&["--help"], &[]).expect_err("help");
+        assert_eq!(help.kind(), ErrorKind::DisplayHelp);
+        let help = help.to_string();
+        assert!(help.contains("--max-queue <N>"), "{help}");
+        for arg in Flags::command().get_arguments() {
+            if let Some(name) = arg.get_env() {
+                let env = format!("env: {}", name.to_string_lossy());
+                assert!(help.contains(&env), "{env}: {help}");
+            }
+        }
     }
 }

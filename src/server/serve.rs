@@ -16,7 +16,7 @@ use crate::{AudioLimits, ContextTranscriber};
 
 use super::admission::Admission;
 use super::auth::ApiKeys;
-use super::config::{Config, Parsed, init_logging, usage};
+use super::config::{Config, init_logging};
 use super::handler::handle;
 use super::metrics::Metrics;
 use super::record::ms;
@@ -30,18 +30,9 @@ const SHUTDOWN_EXTRA: Duration = Duration::from_secs(5);
 /// The server's command-line entry point (`cargo run --features server --example server`).
 pub fn main() -> std::process::ExitCode {
     crate::config::exec_with_engine_environment();
-    let config = match Config::from_args(std::env::args().skip(1), |name| std::env::var(name).ok())
-    {
-        Ok(Parsed::Run(config)) => config,
-        Ok(Parsed::Help) => {
-            print!("{}", usage());
-            return std::process::ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("server: {message} (see --help)");
-            return std::process::ExitCode::from(2);
-        }
-    };
+    // Help goes to stdout (exit 0), a bad flag or variable to stderr (exit 2).
+    let config = Config::from_args(std::env::args(), |name| std::env::var(name).ok())
+        .unwrap_or_else(|error| error.exit());
     init_logging(config.log_format, config.log_level);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -53,7 +44,7 @@ pub fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(run(*config));
+    let outcome = runtime.block_on(run(config));
     // Transcriptions still running after the grace period are abandoned here.
     runtime.shutdown_timeout(Duration::from_secs(1));
     match outcome {
