@@ -22,6 +22,8 @@ CODES = {
     ctxscribe.AudioTooLongError: "audio_too_long",
     ctxscribe.ModelUnavailableError: "model_unavailable",
     ctxscribe.TranscriptionFailedError: "transcription_failed",
+    ctxscribe.CancelledError: "cancelled",
+    ctxscribe.DeadlineExceededError: "deadline_exceeded",
 }
 # The codes about the caller's input (HTTP 4xx) are also ValueErrors.
 VALUE_ERRORS = {
@@ -90,6 +92,9 @@ def test_every_exception_class_has_its_code() -> None:
 def test_codes_are_distinct() -> None:
     assert len(set(CODES.values())) == len(CODES)
     assert not issubclass(ctxscribe.TranscriptionError, ValueError)
+    # A stopped run is a failed transcription to code that predates the two classes.
+    for stopped in (ctxscribe.CancelledError, ctxscribe.DeadlineExceededError):
+        assert issubclass(stopped, ctxscribe.TranscriptionFailedError)
 
 
 def test_errors_survive_pickling(tiny: ctxscribe.ContextTranscriber) -> None:
