@@ -132,18 +132,29 @@ fn a_cancel_token_stops_a_run_from_another_thread_and_may_be_cancelled_any_time(
         .expect("transcribes");
     let whole = started.elapsed();
 
+    // Cancelled once the run works on the engine (its first event): a run still waiting
+    // for an engine thread (other tests share the transcriber) stops when it gets one.
     let token = CancelToken::new();
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
     let canceller = {
         let token = token.clone();
         std::thread::spawn(move || {
+            let _ = started_rx.recv();
             std::thread::sleep(whole / 10);
             token.cancel();
             Instant::now()
         })
     };
-    let error = tiny()
-        .run(request(6), RunOptions::new().with_cancel(token.clone()))
-        .expect_err("cancelled");
+    let mut first = Some(started_tx);
+    let mut on_event = |_: &Event| {
+        if let Some(started) = first.take() {
+            let _ = started.send(());
+        }
+    };
+    let options = RunOptions::new()
+        .with_cancel(token.clone())
+        .on_event(&mut on_event);
+    let error = tiny().run(request(6), options).expect_err("cancelled");
     let cancelled_at = canceller.join().expect("canceller");
     assert!(matches!(error, Error::Cancelled), "{error}");
     assert_eq!(error.code(), "cancelled");

@@ -90,7 +90,9 @@ impl<'a> RunOptions<'a> {
         Self::default()
     }
 
-    /// Stops the run with [`crate::Error::Cancelled`] once `token` is cancelled.
+    /// Stops the run with [`crate::Error::Cancelled`] once `token` is cancelled: within a
+    /// decoding step once it runs; a run still waiting for an engine thread (every one
+    /// busy with other calls) stops as soon as it gets one.
     pub fn with_cancel(mut self, token: CancelToken) -> Self {
         self.cancel = Some(token);
         self
