@@ -25,6 +25,7 @@ use std::time::Duration;
 use crate::engine::{Decoding, Weights};
 pub use crate::engine::{available_cores, concurrent_calls};
 use crate::error::{Error, Result};
+use crate::model::locate::non_empty_env;
 pub use crate::model::locate::{
     CHECKOUT_SETUP_COMMAND, DEFAULT_MODEL_FILE, DEFAULT_VAD_FILE, ENV_MODEL, ENV_MODEL_DIR,
     ENV_VAD_MODEL, SETUP_COMMAND, default_model_path, default_vad_model_path, fetch_model_dir,
@@ -200,8 +201,4 @@ pub fn default_weights() -> Weights {
         Some("as-stored") => Weights::AsStored,
         _ => Weights::Fastest,
     }
-}
-
-pub(crate) fn non_empty_env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|value| !value.is_empty())
 }

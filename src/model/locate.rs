@@ -195,6 +195,7 @@ fn find_in_search_dirs(file_name: &str) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
-fn non_empty_env(name: &str) -> Option<String> {
+/// The variable `name`, unless it is unset or empty (an empty variable means unset).
+pub(crate) fn non_empty_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.is_empty())
 }

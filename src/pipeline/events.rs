@@ -52,10 +52,8 @@ impl<'s, 'a> Events<'s, 'a> {
         if self.sink.is_none() {
             return;
         }
-        if !done.segments.is_empty() || !text.is_empty() {
-            for segment in align_segments(&done.segments, text, done.through_secs) {
-                self.send(&Event::Segment(segment));
-            }
+        for segment in align_segments(&done.segments, text, done.through_secs) {
+            self.send(&Event::Segment(segment));
         }
         self.send(&Event::Progress {
             done_secs: done.through_secs.min(self.total_secs),

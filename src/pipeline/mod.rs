@@ -137,7 +137,7 @@ impl Pipeline {
                 llm.correct(&output.text, &terms, &messages, output.language, stop)?
                     .text
             }
-            _ => output.text.clone(),
+            _ => output.text,
         };
         // 5. The text placed in the plain decode's timed segments: the transcript.
         let finished = Instant::now();

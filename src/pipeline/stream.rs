@@ -65,19 +65,18 @@ impl TranscriptStream {
         let spawned = std::thread::Builder::new()
             .name("ctxscribe-stream".into())
             .spawn(work);
-        if let Err(e) = spawned {
-            // The closure (and its sender) is gone: say why instead of ending silently.
-            let (sender, events) = channel();
-            let _ = sender.send(Err(Error::TranscriptionFailed {
-                message: format!("cannot start the transcription thread: {e}"),
-                source: Some(Box::new(e)),
-            }));
-            return TranscriptStream {
-                events,
-                cancel,
-                ended: false,
-            };
-        }
+        let events = match spawned {
+            Ok(_) => events,
+            Err(e) => {
+                // The closure (and its sender) is gone: say why instead of ending silently.
+                let (sender, events) = channel();
+                let _ = sender.send(Err(Error::TranscriptionFailed {
+                    message: format!("cannot start the transcription thread: {e}"),
+                    source: Some(Box::new(e)),
+                }));
+                events
+            }
+        };
         TranscriptStream {
             events,
             cancel,
