@@ -49,31 +49,25 @@ pub enum ctxscribe_status {
     UnknownError = 102,
 }
 
-/// Every status with its code string, in value order. (A function rather than a
-/// `const` item so that cbindgen does not see it.)
-fn status_codes() -> &'static [(ctxscribe_status, &'static CStr)] {
-    const CODES: [(ctxscribe_status, &CStr); 13] = [
-        (ctxscribe_status::Ok, c"ok"),
-        (ctxscribe_status::InvalidRequest, c"invalid_request"),
-        (
-            ctxscribe_status::UnsupportedAudioType,
-            c"unsupported_audio_type",
-        ),
-        (ctxscribe_status::AudioDecodeFailed, c"audio_decode_failed"),
-        (ctxscribe_status::FileTooLarge, c"file_too_large"),
-        (ctxscribe_status::AudioTooLong, c"audio_too_long"),
-        (ctxscribe_status::ModelUnavailable, c"model_unavailable"),
-        (
-            ctxscribe_status::TranscriptionFailed,
-            c"transcription_failed",
-        ),
-        (ctxscribe_status::Cancelled, c"cancelled"),
-        (ctxscribe_status::DeadlineExceeded, c"deadline_exceeded"),
-        (ctxscribe_status::NullArgument, c"null_argument"),
-        (ctxscribe_status::Panic, c"panic"),
-        (ctxscribe_status::UnknownError, c"unknown_error"),
+/// Every status, in value order. (A function rather than a `const` item so that cbindgen
+/// does not see it.)
+fn all_statuses() -> &'static [ctxscribe_status] {
+    const ALL: [ctxscribe_status; 13] = [
+        ctxscribe_status::Ok,
+        ctxscribe_status::InvalidRequest,
+        ctxscribe_status::UnsupportedAudioType,
+        ctxscribe_status::AudioDecodeFailed,
+        ctxscribe_status::FileTooLarge,
+        ctxscribe_status::AudioTooLong,
+        ctxscribe_status::ModelUnavailable,
+        ctxscribe_status::TranscriptionFailed,
+        ctxscribe_status::Cancelled,
+        ctxscribe_status::DeadlineExceeded,
+        ctxscribe_status::NullArgument,
+        ctxscribe_status::Panic,
+        ctxscribe_status::UnknownError,
     ];
-    &CODES
+    &ALL
 }
 
 impl From<ErrorCode> for ctxscribe_status {
@@ -102,13 +96,25 @@ impl ctxscribe_status {
         ErrorCode::from_name(code).map_or(ctxscribe_status::UnknownError, Self::from)
     }
 
-    /// The code string of this status (`"invalid_request"`, `"null_argument"`, ...).
+    /// The code string of this status (`"invalid_request"`, `"null_argument"`, ...): one
+    /// exhaustive `match`, so a status added here does not compile until it has a code.
     #[must_use]
     pub fn code(self) -> &'static CStr {
-        status_codes()
-            .iter()
-            .find(|(status, _)| *status == self)
-            .map_or(c"unknown_error", |(_, name)| name)
+        match self {
+            ctxscribe_status::Ok => c"ok",
+            ctxscribe_status::InvalidRequest => c"invalid_request",
+            ctxscribe_status::UnsupportedAudioType => c"unsupported_audio_type",
+            ctxscribe_status::AudioDecodeFailed => c"audio_decode_failed",
+            ctxscribe_status::FileTooLarge => c"file_too_large",
+            ctxscribe_status::AudioTooLong => c"audio_too_long",
+            ctxscribe_status::ModelUnavailable => c"model_unavailable",
+            ctxscribe_status::TranscriptionFailed => c"transcription_failed",
+            ctxscribe_status::Cancelled => c"cancelled",
+            ctxscribe_status::DeadlineExceeded => c"deadline_exceeded",
+            ctxscribe_status::NullArgument => c"null_argument",
+            ctxscribe_status::Panic => c"panic",
+            ctxscribe_status::UnknownError => c"unknown_error",
+        }
     }
 }
 
@@ -124,10 +130,10 @@ impl ctxscribe_status {
 #[unsafe(no_mangle)]
 pub extern "C" fn ctxscribe_status_code(status: u32) -> *const c_char {
     guard_or(std::ptr::null(), || {
-        status_codes()
+        all_statuses()
             .iter()
-            .find(|(known, _)| *known as u32 == status)
-            .map_or(std::ptr::null(), |(_, name)| name.as_ptr())
+            .find(|known| **known as u32 == status)
+            .map_or(std::ptr::null(), |known| known.code().as_ptr())
     })
 }
 
