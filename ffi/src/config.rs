@@ -1,12 +1,12 @@
 //! `ctxscribe_config`: the settings a transcriber is created from.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, c_char};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use ctxscribe::{AudioLimits, ContextTranscriberBuilder, Decoding};
 
-use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard, guard_or};
+use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard_mut};
 use crate::ptr;
 
 /// The most beams whisper.cpp decodes with (`WHISPER_MAX_DECODERS`).
@@ -83,6 +83,38 @@ fn path_from_c(path: &CStr, param: &'static str) -> Result<PathBuf, Failure> {
     }
 }
 
+/// [`guard_mut`] on `config` for a call with the optional path argument `path`, about
+/// the setting `param`: `body` gets `None` for NULL.
+///
+/// # Safety
+///
+/// `config` is NULL or a live config nobody else uses during the call; `path` is NULL or
+/// a NUL-terminated string; `err_out` is NULL or valid for writing one pointer.
+unsafe fn with_path(
+    err_out: *mut *mut ctxscribe_error,
+    config: *mut ctxscribe_config,
+    path: *const c_char,
+    param: &'static str,
+    body: impl FnOnce(&mut ctxscribe_config, Option<PathBuf>),
+) -> ctxscribe_status {
+    let body = |config: &mut ctxscribe_config| {
+        // SAFETY: NULL or a NUL-terminated string, by this function's contract.
+        let path = unsafe { ptr::opt_c_str(path) };
+        body(
+            config,
+            path.map(|path| path_from_c(path, param)).transpose()?,
+        );
+        Ok(())
+    };
+    // SAFETY: `config` and `err_out` as this function's contract says.
+    unsafe { guard_mut(err_out, config, "config", body) }
+}
+
+/// A time limit in milliseconds from C: 0 means none.
+pub(crate) fn timeout_from_ms(timeout_ms: u64) -> Option<Duration> {
+    (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms))
+}
+
 /// Creates a config with every default: the installed multilingual base model (or
 /// `$CTXSCRIBE_MODEL`), the Silero VAD model next to it, all cores (or
 /// `$CTXSCRIBE_THREADS`), greedy decoding, a 25 MiB upload limit, one hour of audio,
@@ -93,9 +125,7 @@ fn path_from_c(path: &CStr, param: &'static str) -> Result<PathBuf, Failure> {
 /// Thread safety: any thread. Does not block.
 #[unsafe(no_mangle)]
 pub extern "C" fn ctxscribe_config_new() -> *mut ctxscribe_config {
-    guard_or(std::ptr::null_mut(), || {
-        Box::into_raw(Box::new(ctxscribe_config::default()))
-    })
+    ptr::new_handle(ctxscribe_config::default)
 }
 
 /// Frees a config. Transcribers created from it are not affected.
@@ -110,7 +140,7 @@ pub extern "C" fn ctxscribe_config_new() -> *mut ctxscribe_config {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_config_free(config: *mut ctxscribe_config) {
     // SAFETY: NULL or owned by the caller and never used again.
-    guard_or((), || unsafe { ptr::free(config) });
+    unsafe { ptr::free(config) }
 }
 
 /// Sets the whisper.cpp ggml/gguf model file (e.g. `models/ggml-tiny.en.bin`, or an
@@ -131,22 +161,16 @@ pub unsafe extern "C" fn ctxscribe_config_free(config: *mut ctxscribe_config) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_config_set_model_path(
     config: *mut ctxscribe_config,
-    path: *const std::ffi::c_char,
+    path: *const c_char,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `config` is NULL or a live config nobody else uses (contract).
-        let config = unsafe { ptr::try_mut(config, "config") }?;
-        // SAFETY: `path` is NULL or a NUL-terminated string (contract).
-        let path_arg = unsafe { ptr::opt_c_str(path) };
-        config.model_path = match path_arg {
-            Some(path) => Some(path_from_c(path, "model_path")?),
-            None => None,
-        };
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `config` is NULL or a live config nobody else uses, `path` NULL or a
+    // NUL-terminated string, `err_out` NULL or valid for writing one pointer (contract).
+    unsafe {
+        with_path(err_out, config, path, "model_path", |config, path| {
+            config.model_path = path
+        })
+    }
 }
 
 /// Sets the Silero VAD model file (whisper.cpp ggml format) used to skip silence and
@@ -167,22 +191,16 @@ pub unsafe extern "C" fn ctxscribe_config_set_model_path(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_config_set_vad_model_path(
     config: *mut ctxscribe_config,
-    path: *const std::ffi::c_char,
+    path: *const c_char,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `config` is NULL or a live config nobody else uses (contract).
-        let config = unsafe { ptr::try_mut(config, "config") }?;
-        // SAFETY: `path` is NULL or a NUL-terminated string (contract).
-        let path_arg = unsafe { ptr::opt_c_str(path) };
-        config.vad = match path_arg {
-            Some(path) => Vad::Path(path_from_c(path, "vad_model_path")?),
-            None => Vad::Default,
-        };
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `config` is NULL or a live config nobody else uses, `path` NULL or a
+    // NUL-terminated string, `err_out` NULL or valid for writing one pointer (contract).
+    unsafe {
+        with_path(err_out, config, path, "vad_model_path", |config, path| {
+            config.vad = path.map_or(Vad::Default, Vad::Path);
+        })
+    }
 }
 
 /// Turns voice activity detection off: the whole signal is decoded, only digital
@@ -201,13 +219,14 @@ pub unsafe extern "C" fn ctxscribe_config_disable_vad(
     config: *mut ctxscribe_config,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `config` is NULL or a live config nobody else uses (contract).
-        unsafe { ptr::try_mut(config, "config") }?.vad = Vad::Off;
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `config` is NULL or a live config nobody else uses; `err_out` is NULL or
+    // valid for writing one pointer (this function's contract).
+    unsafe {
+        guard_mut(err_out, config, "config", |config| {
+            config.vad = Vad::Off;
+            Ok(())
+        })
+    }
 }
 
 /// Sets the number of engine threads each transcription uses; 0 means the default
@@ -230,17 +249,17 @@ pub unsafe extern "C" fn ctxscribe_config_set_threads(
     threads: u32,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `config` is NULL or a live config nobody else uses (contract).
-        let config = unsafe { ptr::try_mut(config, "config") }?;
-        config.threads = match threads {
-            0 => None,
-            n => Some(ctxscribe::config::check_threads(n.into())?),
-        };
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `config` is NULL or a live config nobody else uses; `err_out` is NULL or
+    // valid for writing one pointer (this function's contract).
+    unsafe {
+        guard_mut(err_out, config, "config", |config| {
+            config.threads = match threads {
+                0 => None,
+                n => Some(ctxscribe::config::check_threads(n.into())?),
+            };
+            Ok(())
+        })
+    }
 }
 
 /// Chooses the decoder search: 0 for greedy decoding (the default, fastest), 1 to
@@ -261,17 +280,17 @@ pub unsafe extern "C" fn ctxscribe_config_set_beam_size(
     beam_size: u32,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `config` is NULL or a live config nobody else uses (contract).
-        let config = unsafe { ptr::try_mut(config, "config") }?;
-        config.decoding = match beam_size {
-            0 => Decoding::Greedy,
-            n => ctxscribe::config::check_beam_size(n.into())?,
-        };
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `config` is NULL or a live config nobody else uses; `err_out` is NULL or
+    // valid for writing one pointer (this function's contract).
+    unsafe {
+        guard_mut(err_out, config, "config", |config| {
+            config.decoding = match beam_size {
+                0 => Decoding::Greedy,
+                n => ctxscribe::config::check_beam_size(n.into())?,
+            };
+            Ok(())
+        })
+    }
 }
 
 /// Sets the largest accepted encoded audio, in bytes; 0 means the default (25 MiB).
@@ -291,17 +310,17 @@ pub unsafe extern "C" fn ctxscribe_config_set_max_file_bytes(
     max_bytes: u64,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `config` is NULL or a live config nobody else uses (contract).
-        let config = unsafe { ptr::try_mut(config, "config") }?;
-        config.limits.max_file_bytes = match max_bytes {
-            0 => AudioLimits::default().max_file_bytes,
-            n => n,
-        };
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `config` is NULL or a live config nobody else uses; `err_out` is NULL or
+    // valid for writing one pointer (this function's contract).
+    unsafe {
+        guard_mut(err_out, config, "config", |config| {
+            config.limits.max_file_bytes = match max_bytes {
+                0 => AudioLimits::default().max_file_bytes,
+                n => n,
+            };
+            Ok(())
+        })
+    }
 }
 
 /// Sets the longest accepted audio, in seconds; 0 means the default (3600 s). Longer
@@ -323,24 +342,24 @@ pub unsafe extern "C" fn ctxscribe_config_set_max_duration_secs(
     max_secs: f64,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `config` is NULL or a live config nobody else uses (contract).
-        let config = unsafe { ptr::try_mut(config, "config") }?;
-        if !(max_secs.is_finite() && max_secs >= 0.0) {
-            return Err(Failure::invalid(
-                "max_duration_secs",
-                format!("max_duration_secs must be a finite number >= 0, got {max_secs}"),
-            ));
-        }
-        config.limits.max_duration_secs = if max_secs == 0.0 {
-            AudioLimits::default().max_duration_secs
-        } else {
-            max_secs
-        };
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `config` is NULL or a live config nobody else uses; `err_out` is NULL or
+    // valid for writing one pointer (this function's contract).
+    unsafe {
+        guard_mut(err_out, config, "config", |config| {
+            if !(max_secs.is_finite() && max_secs >= 0.0) {
+                return Err(Failure::invalid(
+                    "max_duration_secs",
+                    format!("max_duration_secs must be a finite number >= 0, got {max_secs}"),
+                ));
+            }
+            config.limits.max_duration_secs = if max_secs == 0.0 {
+                AudioLimits::default().max_duration_secs
+            } else {
+                max_secs
+            };
+            Ok(())
+        })
+    }
 }
 
 /// Gives up on a transcription after this many milliseconds, failing with
@@ -360,15 +379,12 @@ pub unsafe extern "C" fn ctxscribe_config_set_timeout_ms(
     timeout_ms: u64,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `config` is NULL or a live config nobody else uses (contract).
-        let config = unsafe { ptr::try_mut(config, "config") }?;
-        config.timeout = match timeout_ms {
-            0 => None,
-            ms => Some(Duration::from_millis(ms)),
-        };
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `config` is NULL or a live config nobody else uses; `err_out` is NULL or
+    // valid for writing one pointer (this function's contract).
+    unsafe {
+        guard_mut(err_out, config, "config", |config| {
+            config.timeout = timeout_from_ms(timeout_ms);
+            Ok(())
+        })
+    }
 }

@@ -265,6 +265,49 @@ pub(crate) fn guard_or<T>(fallback: T, body: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
 }
 
+/// [`guard`] for a call that changes the object behind `target`, the argument the caller
+/// passed as `argument`: a NULL `target` fails with `CTXSCRIBE_STATUS_NULL_ARGUMENT`,
+/// otherwise `body` gets the object.
+///
+/// # Safety
+///
+/// `target` is NULL or points to a live `T` that nothing else accesses during the call;
+/// `err_out` is NULL or valid for writing one pointer.
+pub(crate) unsafe fn guard_mut<T>(
+    err_out: *mut *mut ctxscribe_error,
+    target: *mut T,
+    argument: &'static str,
+    body: impl FnOnce(&mut T) -> Result<(), Failure>,
+) -> ctxscribe_status {
+    let body = || {
+        // SAFETY: NULL or live and ours during the call, by this function's contract.
+        body(unsafe { crate::ptr::try_mut(target, argument) }?)
+    };
+    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
+    unsafe { guard(err_out, body) }
+}
+
+/// [`guard_or`] for an accessor of the object behind `source`: what `read` gives for it,
+/// or `fallback` when `source` is NULL or `read` panics.
+///
+/// # Safety
+///
+/// `source` is NULL or points to a live `T` that nothing changes during the call.
+pub(crate) unsafe fn read_or<T, R: Copy>(
+    source: *const T,
+    fallback: R,
+    read: impl FnOnce(&T) -> R,
+) -> R {
+    // SAFETY: NULL or live and unchanged during the call, by this function's contract.
+    let source = unsafe { source.as_ref() };
+    guard_or(fallback, || source.map_or(fallback, read))
+}
+
+/// The pointer to a borrowed C string, NULL for none.
+pub(crate) fn c_ptr(text: Option<&CString>) -> *const c_char {
+    text.map_or(std::ptr::null(), |text| text.as_ptr())
+}
+
 /// Returns the status of an error object: never `CTXSCRIBE_STATUS_OK` for a real error.
 ///
 /// NULL rules: `error` may be NULL (no error), which gives `CTXSCRIBE_STATUS_OK`.
@@ -295,10 +338,7 @@ pub unsafe extern "C" fn ctxscribe_error_status(error: *const ctxscribe_error) -
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_error_code(error: *const ctxscribe_error) -> *const c_char {
     // SAFETY: `error` is NULL or live, by this function's contract.
-    let error = unsafe { error.as_ref() };
-    guard_or(std::ptr::null(), || {
-        error.map_or(std::ptr::null(), |error| error.code.as_ptr())
-    })
+    unsafe { read_or(error, std::ptr::null(), |error| error.code.as_ptr()) }
 }
 
 /// Returns the message of an error object: UTF-8 for humans, saying what is wrong and
@@ -315,10 +355,7 @@ pub unsafe extern "C" fn ctxscribe_error_code(error: *const ctxscribe_error) -> 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_error_message(error: *const ctxscribe_error) -> *const c_char {
     // SAFETY: `error` is NULL or live, by this function's contract.
-    let error = unsafe { error.as_ref() };
-    guard_or(std::ptr::null(), || {
-        error.map_or(std::ptr::null(), |error| error.message.as_ptr())
-    })
+    unsafe { read_or(error, std::ptr::null(), |error| error.message.as_ptr()) }
 }
 
 /// Returns what the error is about: the request field (`"messages"`, `"languages"`,
@@ -336,12 +373,7 @@ pub unsafe extern "C" fn ctxscribe_error_message(error: *const ctxscribe_error) 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_error_param(error: *const ctxscribe_error) -> *const c_char {
     // SAFETY: `error` is NULL or live, by this function's contract.
-    let error = unsafe { error.as_ref() };
-    guard_or(std::ptr::null(), || {
-        error
-            .and_then(|error| error.param.as_ref())
-            .map_or(std::ptr::null(), |param| param.as_ptr())
-    })
+    unsafe { read_or(error, std::ptr::null(), |error| c_ptr(error.param.as_ref())) }
 }
 
 /// Frees an error object and the strings borrowed from it.
@@ -356,5 +388,5 @@ pub unsafe extern "C" fn ctxscribe_error_param(error: *const ctxscribe_error) ->
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_error_free(error: *mut ctxscribe_error) {
     // SAFETY: `error` is NULL or owned by the caller and never used again.
-    guard_or((), || unsafe { crate::ptr::free(error) });
+    unsafe { crate::ptr::free(error) }
 }

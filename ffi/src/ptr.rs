@@ -6,6 +6,8 @@
 use std::ffi::{CStr, c_char};
 use std::ptr::NonNull;
 
+use crate::error::guard_or;
+
 /// A pointer argument that must not be NULL was NULL: the argument's name. Becomes
 /// `CTXSCRIBE_STATUS_NULL_ARGUMENT` (`crate::error`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +104,13 @@ pub(crate) unsafe fn write_out<T>(slot: NonNull<*mut T>, value: T) {
     unsafe { slot.as_ptr().write(handle) };
 }
 
-/// Frees a handle made by [`write_out`] or `Box::into_raw`; NULL does nothing.
+/// The body of a `_new` function: a new handle to `value()`, or NULL if that panics.
+pub(crate) fn new_handle<T>(value: impl FnOnce() -> T) -> *mut T {
+    guard_or(std::ptr::null_mut(), || Box::into_raw(Box::new(value())))
+}
+
+/// The body of a `_free` function: frees a handle made by [`new_handle`] or
+/// [`write_out`]; NULL does nothing, and a panic while dropping is caught.
 ///
 /// # Safety
 ///
@@ -111,6 +119,6 @@ pub(crate) unsafe fn write_out<T>(slot: NonNull<*mut T>, value: T) {
 pub(crate) unsafe fn free<T>(ptr: *mut T) {
     if !ptr.is_null() {
         // SAFETY: from `Box::into_raw`, freed exactly once, by this function's contract.
-        drop(unsafe { Box::from_raw(ptr) });
+        guard_or((), || drop(unsafe { Box::from_raw(ptr) }));
     }
 }

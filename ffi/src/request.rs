@@ -12,7 +12,7 @@ use ctxscribe::context::{
 };
 use ctxscribe::{Dictionary, Languages, Message, Role};
 
-use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard, guard_or};
+use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard_mut};
 use crate::ptr;
 
 /// Who wrote a context message: the values of the `role` argument of
@@ -61,28 +61,46 @@ impl ctxscribe_request {
         })
     }
 
-    fn add_message(&mut self, role: Role, content: &str) -> Result<(), Failure> {
+    fn add_message(&mut self, role: u32, content: &CStr) -> Result<(), Failure> {
+        let index = self.messages.len();
+        let role = match role {
+            r if r == ctxscribe_role::System as u32 => Role::System,
+            r if r == ctxscribe_role::User as u32 => Role::User,
+            other => {
+                return Err(Failure::invalid(
+                    "messages",
+                    format!(
+                        "messages[{index}].role must be CTXSCRIBE_ROLE_SYSTEM (0) or \
+                         CTXSCRIBE_ROLE_USER (1), got {other}"
+                    ),
+                ));
+            }
+        };
+        let content = utf8(content, "messages", &format!("messages[{index}].content"))?;
         let mut messages = self.messages.to_vec();
         messages.push(Message::new(role, content));
         self.messages = validate_messages(messages)?;
         Ok(())
     }
+}
 
-    fn add_language(&mut self, code: &str) -> Result<(), Failure> {
-        let mut codes = self.languages.clone();
-        codes.push(code.to_owned());
-        languages_from(&codes)?;
-        self.languages = codes;
-        Ok(())
-    }
-
-    fn add_term(&mut self, term: &str) -> Result<(), Failure> {
-        let mut terms = self.terms.clone();
-        terms.push(term.to_owned());
-        Dictionary::from_terms(&terms)?;
-        self.terms = terms;
-        Ok(())
-    }
+/// Appends `item` to `list`, the items of the request field `field`, if `check` accepts
+/// the list with it; an error names the item by its position (`languages[2]`).
+fn push_checked<T, E>(
+    list: &mut Vec<String>,
+    field: &'static str,
+    item: &CStr,
+    check: impl FnOnce(&[String]) -> Result<T, E>,
+) -> Result<(), Failure>
+where
+    Failure: From<E>,
+{
+    let item = utf8(item, field, &format!("{field}[{}]", list.len()))?;
+    let mut checked = list.clone();
+    checked.push(item.to_owned());
+    check(&checked)?;
+    *list = checked;
+    Ok(())
 }
 
 /// No codes means automatic detection; otherwise the library's set rules.
@@ -101,6 +119,28 @@ fn codes_of(languages: &Languages) -> Vec<String> {
         Languages::One(language) => vec![language.code().to_owned()],
         Languages::AnyOf(set) => set.iter().map(|l| l.code().to_owned()).collect(),
     }
+}
+
+/// [`guard_mut`] on `request` for a call with the string argument `text`, which the
+/// caller passed as `argument`: both are checked for NULL, `request` first.
+///
+/// # Safety
+///
+/// `request` is NULL or a live request nobody else uses during the call; `text` is NULL
+/// or a NUL-terminated string; `err_out` is NULL or valid for writing one pointer.
+unsafe fn with_text(
+    err_out: *mut *mut ctxscribe_error,
+    request: *mut ctxscribe_request,
+    text: *const c_char,
+    argument: &'static str,
+    body: impl FnOnce(&mut ctxscribe_request, &CStr) -> Result<(), Failure>,
+) -> ctxscribe_status {
+    let body = |request: &mut ctxscribe_request| {
+        // SAFETY: NULL or a NUL-terminated string, by this function's contract.
+        body(request, unsafe { ptr::try_c_str(text, argument) }?)
+    };
+    // SAFETY: `request` and `err_out` as this function's contract says.
+    unsafe { guard_mut(err_out, request, "request", body) }
 }
 
 /// A C string argument as UTF-8; the error names the request field and the item.
@@ -123,9 +163,7 @@ fn utf8<'a>(text: &'a CStr, param: &'static str, item: &str) -> Result<&'a str, 
 /// Thread safety: any thread. Does not block.
 #[unsafe(no_mangle)]
 pub extern "C" fn ctxscribe_request_new() -> *mut ctxscribe_request {
-    guard_or(std::ptr::null_mut(), || {
-        Box::into_raw(Box::new(ctxscribe_request::default()))
-    })
+    ptr::new_handle(ctxscribe_request::default)
 }
 
 /// Frees a request. Transcripts made with it are not affected.
@@ -140,7 +178,7 @@ pub extern "C" fn ctxscribe_request_new() -> *mut ctxscribe_request {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_request_free(request: *mut ctxscribe_request) {
     // SAFETY: NULL or owned by the caller and never used again (contract).
-    guard_or((), || unsafe { ptr::free(request) });
+    unsafe { ptr::free(request) }
 }
 
 /// Adds a context message. `role` is a `ctxscribe_role` value
@@ -167,30 +205,13 @@ pub unsafe extern "C" fn ctxscribe_request_add_message(
     content: *const c_char,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `request` is NULL or a live request nobody else uses (contract).
-        let request = unsafe { ptr::try_mut(request, "request") }?;
-        // SAFETY: `content` is NULL or a NUL-terminated string (contract).
-        let content = unsafe { ptr::try_c_str(content, "content") }?;
-        let index = request.messages.len();
-        let role = match role {
-            r if r == ctxscribe_role::System as u32 => Role::System,
-            r if r == ctxscribe_role::User as u32 => Role::User,
-            other => {
-                return Err(Failure::invalid(
-                    "messages",
-                    format!(
-                        "messages[{index}].role must be CTXSCRIBE_ROLE_SYSTEM (0) or \
-                         CTXSCRIBE_ROLE_USER (1), got {other}"
-                    ),
-                ));
-            }
-        };
-        let content = utf8(content, "messages", &format!("messages[{index}].content"))?;
-        request.add_message(role, content)
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `request` is NULL or a live request nobody else uses, `content` NULL or a
+    // NUL-terminated string, `err_out` NULL or valid for writing one pointer (contract).
+    unsafe {
+        with_text(err_out, request, content, "content", |request, content| {
+            request.add_message(role, content)
+        })
+    }
 }
 
 /// Allows one more language: a Whisper code (`"de"`) or English name (`"german"`),
@@ -219,17 +240,13 @@ pub unsafe extern "C" fn ctxscribe_request_add_language(
     code: *const c_char,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `request` is NULL or a live request nobody else uses (contract).
-        let request = unsafe { ptr::try_mut(request, "request") }?;
-        // SAFETY: `code` is NULL or a NUL-terminated string (contract).
-        let code = unsafe { ptr::try_c_str(code, "code") }?;
-        let index = request.languages.len();
-        let code = utf8(code, "languages", &format!("languages[{index}]"))?;
-        request.add_language(code)
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `request` is NULL or a live request nobody else uses, `code` NULL or a
+    // NUL-terminated string, `err_out` NULL or valid for writing one pointer (contract).
+    unsafe {
+        with_text(err_out, request, code, "code", |request, code| {
+            push_checked(&mut request.languages, "languages", code, languages_from)
+        })
+    }
 }
 
 /// Adds a dictionary term: a name or word the transcript should spell exactly
@@ -255,17 +272,15 @@ pub unsafe extern "C" fn ctxscribe_request_add_dictionary_term(
     term: *const c_char,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `request` is NULL or a live request nobody else uses (contract).
-        let request = unsafe { ptr::try_mut(request, "request") }?;
-        // SAFETY: `term` is NULL or a NUL-terminated string (contract).
-        let term = unsafe { ptr::try_c_str(term, "term") }?;
-        let index = request.terms.len();
-        let term = utf8(term, "dictionary", &format!("dictionary[{index}]"))?;
-        request.add_term(term)
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `request` is NULL or a live request nobody else uses, `term` NULL or a
+    // NUL-terminated string, `err_out` NULL or valid for writing one pointer (contract).
+    unsafe {
+        with_text(err_out, request, term, "term", |request, term| {
+            push_checked(&mut request.terms, "dictionary", term, |terms| {
+                Dictionary::from_terms(terms)
+            })
+        })
+    }
 }
 
 /// Replaces the messages with the `messages` field as sent on the wire: a JSON array of
@@ -291,16 +306,14 @@ pub unsafe extern "C" fn ctxscribe_request_set_messages_json(
     json: *const c_char,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `request` is NULL or a live request nobody else uses (contract).
-        let request = unsafe { ptr::try_mut(request, "request") }?;
-        // SAFETY: `json` is NULL or a NUL-terminated string (contract).
-        let json = unsafe { ptr::try_c_str(json, "json") }?;
-        request.messages = parse_messages(utf8(json, "messages", "messages")?)?;
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `request` is NULL or a live request nobody else uses, `json` NULL or a
+    // NUL-terminated string, `err_out` NULL or valid for writing one pointer (contract).
+    unsafe {
+        with_text(err_out, request, json, "json", |request, json| {
+            request.messages = parse_messages(utf8(json, "messages", "messages")?)?;
+            Ok(())
+        })
+    }
 }
 
 /// Replaces the languages with the `languages` field as sent on the wire: `auto` (or
@@ -326,17 +339,15 @@ pub unsafe extern "C" fn ctxscribe_request_set_languages(
     text: *const c_char,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `request` is NULL or a live request nobody else uses (contract).
-        let request = unsafe { ptr::try_mut(request, "request") }?;
-        // SAFETY: `text` is NULL or a NUL-terminated string (contract).
-        let text = unsafe { ptr::try_c_str(text, "text") }?;
-        let languages = parse_languages(utf8(text, "languages", "languages")?)?;
-        request.languages = codes_of(&languages);
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `request` is NULL or a live request nobody else uses, `text` NULL or a
+    // NUL-terminated string, `err_out` NULL or valid for writing one pointer (contract).
+    unsafe {
+        with_text(err_out, request, text, "text", |request, text| {
+            let languages = parse_languages(utf8(text, "languages", "languages")?)?;
+            request.languages = codes_of(&languages);
+            Ok(())
+        })
+    }
 }
 
 /// Replaces the dictionary with the `dictionary` field as sent on the wire: a comma list
@@ -362,15 +373,13 @@ pub unsafe extern "C" fn ctxscribe_request_set_dictionary(
     text: *const c_char,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `request` is NULL or a live request nobody else uses (contract).
-        let request = unsafe { ptr::try_mut(request, "request") }?;
-        // SAFETY: `text` is NULL or a NUL-terminated string (contract).
-        let text = unsafe { ptr::try_c_str(text, "text") }?;
-        let dictionary = parse_dictionary(utf8(text, "dictionary", "dictionary")?)?;
-        request.terms = dictionary.terms().to_vec();
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `request` is NULL or a live request nobody else uses, `text` NULL or a
+    // NUL-terminated string, `err_out` NULL or valid for writing one pointer (contract).
+    unsafe {
+        with_text(err_out, request, text, "text", |request, text| {
+            let dictionary = parse_dictionary(utf8(text, "dictionary", "dictionary")?)?;
+            request.terms = dictionary.terms().to_vec();
+            Ok(())
+        })
+    }
 }

@@ -8,7 +8,8 @@ use ctxscribe::{
     CancelToken, ContextTranscriber, Event, RunOptions, Transcript, TranscriptionRequest,
 };
 
-use crate::error::{Failure, c_string, ctxscribe_error, ctxscribe_status, guard, guard_or};
+use crate::config::timeout_from_ms;
+use crate::error::{Failure, c_string, ctxscribe_error, ctxscribe_status, guard_mut, read_or};
 use crate::ptr;
 
 /// A cancel token: `ctxscribe_cancel_token_cancel()` from any thread stops every call
@@ -76,10 +77,8 @@ impl Default for ctxscribe_run_options {
 /// Thread safety: any thread. Does not block.
 #[unsafe(no_mangle)]
 pub extern "C" fn ctxscribe_cancel_token_new() -> *mut ctxscribe_cancel_token {
-    guard_or(std::ptr::null_mut(), || {
-        Box::into_raw(Box::new(ctxscribe_cancel_token {
-            inner: CancelToken::new(),
-        }))
+    ptr::new_handle(|| ctxscribe_cancel_token {
+        inner: CancelToken::new(),
     })
 }
 
@@ -95,12 +94,7 @@ pub extern "C" fn ctxscribe_cancel_token_new() -> *mut ctxscribe_cancel_token {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_cancel_token_cancel(token: *const ctxscribe_cancel_token) {
     // SAFETY: `token` is NULL or live (contract); cancelling only touches an atomic flag.
-    let token = unsafe { token.as_ref() };
-    guard_or((), || {
-        if let Some(token) = token {
-            token.inner.cancel();
-        }
-    });
+    unsafe { read_or(token, (), |token| token.inner.cancel()) }
 }
 
 /// Whether `ctxscribe_cancel_token_cancel()` was called on `token`; false for NULL.
@@ -115,8 +109,7 @@ pub unsafe extern "C" fn ctxscribe_cancel_token_is_cancelled(
     token: *const ctxscribe_cancel_token,
 ) -> bool {
     // SAFETY: `token` is NULL or live (contract).
-    let token = unsafe { token.as_ref() };
-    guard_or(false, || token.is_some_and(|t| t.inner.is_cancelled()))
+    unsafe { read_or(token, false, |token| token.inner.is_cancelled()) }
 }
 
 /// Frees a cancel token. Run options and calls that hold it keep working with it.
@@ -131,7 +124,7 @@ pub unsafe extern "C" fn ctxscribe_cancel_token_is_cancelled(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_cancel_token_free(token: *mut ctxscribe_cancel_token) {
     // SAFETY: NULL or owned by the caller and never used again (contract).
-    guard_or((), || unsafe { ptr::free(token) });
+    unsafe { ptr::free(token) }
 }
 
 /// Creates run options with no cancel token, no time limit (the configuration's
@@ -142,9 +135,7 @@ pub unsafe extern "C" fn ctxscribe_cancel_token_free(token: *mut ctxscribe_cance
 /// Thread safety: any thread. Does not block.
 #[unsafe(no_mangle)]
 pub extern "C" fn ctxscribe_run_options_new() -> *mut ctxscribe_run_options {
-    guard_or(std::ptr::null_mut(), || {
-        Box::into_raw(Box::new(ctxscribe_run_options::default()))
-    })
+    ptr::new_handle(ctxscribe_run_options::default)
 }
 
 /// Frees run options.
@@ -159,7 +150,7 @@ pub extern "C" fn ctxscribe_run_options_new() -> *mut ctxscribe_run_options {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_run_options_free(options: *mut ctxscribe_run_options) {
     // SAFETY: NULL or owned by the caller and never used again (contract).
-    guard_or((), || unsafe { ptr::free(options) });
+    unsafe { ptr::free(options) }
 }
 
 /// Makes calls with `options` stop when `token` is cancelled; NULL `token` removes it.
@@ -180,15 +171,16 @@ pub unsafe extern "C" fn ctxscribe_run_options_set_cancel_token(
     token: *const ctxscribe_cancel_token,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `options` is NULL or live and ours during the call (contract).
-        let options = unsafe { ptr::try_mut(options, "options") }?;
-        // SAFETY: `token` is NULL or live (contract).
-        options.cancel = unsafe { token.as_ref() }.map(|token| token.inner.clone());
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `token` is NULL or live (contract).
+    let token = unsafe { token.as_ref() };
+    // SAFETY: `options` is NULL or live and ours during the call; `err_out` is NULL or
+    // valid for writing one pointer (this function's contract).
+    unsafe {
+        guard_mut(err_out, options, "options", |options| {
+            options.cancel = token.map(|token| token.inner.clone());
+            Ok(())
+        })
+    }
 }
 
 /// Gives up on calls with `options` after this many milliseconds, failing with
@@ -206,14 +198,14 @@ pub unsafe extern "C" fn ctxscribe_run_options_set_timeout_ms(
     timeout_ms: u64,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `options` is NULL or live and ours during the call (contract).
-        let options = unsafe { ptr::try_mut(options, "options") }?;
-        options.timeout = (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms));
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `options` is NULL or live and ours during the call; `err_out` is NULL or
+    // valid for writing one pointer (this function's contract).
+    unsafe {
+        guard_mut(err_out, options, "options", |options| {
+            options.timeout = timeout_from_ms(timeout_ms);
+            Ok(())
+        })
+    }
 }
 
 /// Calls `callback` with `user_data` for each timed segment of each window as soon as the
@@ -236,15 +228,15 @@ pub unsafe extern "C" fn ctxscribe_run_options_set_on_segment(
     user_data: *mut c_void,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `options` is NULL or live and ours during the call (contract).
-        let options = unsafe { ptr::try_mut(options, "options") }?;
-        options.on_segment = callback;
-        options.user_data = user_data;
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `options` is NULL or live and ours during the call; `err_out` is NULL or
+    // valid for writing one pointer (this function's contract).
+    unsafe {
+        guard_mut(err_out, options, "options", |options| {
+            options.on_segment = callback;
+            options.user_data = user_data;
+            Ok(())
+        })
+    }
 }
 
 /// Runs `request` as `options` say: directly without a callback, else as a stream whose

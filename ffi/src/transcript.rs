@@ -1,10 +1,11 @@
 //! `ctxscribe_transcript`: the result of one transcription.
 
 use std::ffi::{CString, c_char};
+use std::ptr::null;
 
 use ctxscribe::Transcript;
 
-use crate::error::{c_string, guard_or};
+use crate::error::{c_ptr, c_string, read_or};
 use crate::ptr;
 
 /// The result of one transcription: the text, its timed segments, the language and
@@ -64,6 +65,14 @@ impl ctxscribe_transcript {
                 .collect(),
         }
     }
+
+    fn segment(&self, index: usize) -> Option<&Segment> {
+        self.segments.get(index)
+    }
+
+    fn warning(&self, index: usize) -> Option<&Warning> {
+        self.warnings.get(index)
+    }
 }
 
 /// Returns the transcript text: UTF-8, NUL-terminated, whitespace-normalised; empty
@@ -81,10 +90,7 @@ pub unsafe extern "C" fn ctxscribe_transcript_text(
     transcript: *const ctxscribe_transcript,
 ) -> *const c_char {
     // SAFETY: `transcript` is NULL or live (contract).
-    let transcript = unsafe { transcript.as_ref() };
-    guard_or(std::ptr::null(), || {
-        transcript.map_or(std::ptr::null(), |t| t.text.as_ptr())
-    })
+    unsafe { read_or(transcript, null(), |t| t.text.as_ptr()) }
 }
 
 /// Returns the Whisper code of the language the audio was transcribed in (`"en"`,
@@ -102,12 +108,7 @@ pub unsafe extern "C" fn ctxscribe_transcript_language(
     transcript: *const ctxscribe_transcript,
 ) -> *const c_char {
     // SAFETY: `transcript` is NULL or live (contract).
-    let transcript = unsafe { transcript.as_ref() };
-    guard_or(std::ptr::null(), || {
-        transcript
-            .and_then(|t| t.language_code.as_ref())
-            .map_or(std::ptr::null(), |code| code.as_ptr())
-    })
+    unsafe { read_or(transcript, null(), |t| c_ptr(t.language_code.as_ref())) }
 }
 
 /// Returns the duration of the input audio in seconds.
@@ -123,8 +124,7 @@ pub unsafe extern "C" fn ctxscribe_transcript_audio_secs(
     transcript: *const ctxscribe_transcript,
 ) -> f64 {
     // SAFETY: `transcript` is NULL or live (contract).
-    let transcript = unsafe { transcript.as_ref() };
-    guard_or(0.0, || transcript.map_or(0.0, |t| t.audio_secs))
+    unsafe { read_or(transcript, 0.0, |t| t.audio_secs) }
 }
 
 /// Returns the wall-clock time the transcription took, in seconds (decoding the audio
@@ -141,8 +141,7 @@ pub unsafe extern "C" fn ctxscribe_transcript_processing_secs(
     transcript: *const ctxscribe_transcript,
 ) -> f64 {
     // SAFETY: `transcript` is NULL or live (contract).
-    let transcript = unsafe { transcript.as_ref() };
-    guard_or(0.0, || transcript.map_or(0.0, |t| t.processing_secs))
+    unsafe { read_or(transcript, 0.0, |t| t.processing_secs) }
 }
 
 /// Returns the number of timed segments of the transcript (0 when the audio holds no
@@ -160,8 +159,7 @@ pub unsafe extern "C" fn ctxscribe_transcript_segment_count(
     transcript: *const ctxscribe_transcript,
 ) -> usize {
     // SAFETY: `transcript` is NULL or live (contract).
-    let transcript = unsafe { transcript.as_ref() };
-    guard_or(0, || transcript.map_or(0, |t| t.segments.len()))
+    unsafe { read_or(transcript, 0, |t| t.segments.len()) }
 }
 
 /// Returns where segment `index` (0 to `ctxscribe_transcript_segment_count() - 1`)
@@ -179,10 +177,11 @@ pub unsafe extern "C" fn ctxscribe_transcript_segment_start(
     index: usize,
 ) -> f64 {
     // SAFETY: `transcript` is NULL or live (contract).
-    let transcript = unsafe { transcript.as_ref() };
-    guard_or(-1.0, || {
-        segment(transcript, index).map_or(-1.0, |s| s.start)
-    })
+    unsafe {
+        read_or(transcript, -1.0, |t| {
+            t.segment(index).map_or(-1.0, |s| s.start)
+        })
+    }
 }
 
 /// Returns where segment `index` (0 to `ctxscribe_transcript_segment_count() - 1`) ends,
@@ -200,8 +199,11 @@ pub unsafe extern "C" fn ctxscribe_transcript_segment_end(
     index: usize,
 ) -> f64 {
     // SAFETY: `transcript` is NULL or live (contract).
-    let transcript = unsafe { transcript.as_ref() };
-    guard_or(-1.0, || segment(transcript, index).map_or(-1.0, |s| s.end))
+    unsafe {
+        read_or(transcript, -1.0, |t| {
+            t.segment(index).map_or(-1.0, |s| s.end)
+        })
+    }
 }
 
 /// Returns the text of segment `index` (0 to `ctxscribe_transcript_segment_count() - 1`):
@@ -220,14 +222,11 @@ pub unsafe extern "C" fn ctxscribe_transcript_segment_text(
     index: usize,
 ) -> *const c_char {
     // SAFETY: `transcript` is NULL or live (contract).
-    let transcript = unsafe { transcript.as_ref() };
-    guard_or(std::ptr::null(), || {
-        segment(transcript, index).map_or(std::ptr::null(), |s| s.text.as_ptr())
-    })
-}
-
-fn segment(transcript: Option<&ctxscribe_transcript>, index: usize) -> Option<&Segment> {
-    transcript.and_then(|t| t.segments.get(index))
+    unsafe {
+        read_or(transcript, null(), |t| {
+            c_ptr(t.segment(index).map(|s| &s.text))
+        })
+    }
 }
 
 /// Returns the number of warnings of a successful transcription: things the caller
@@ -245,8 +244,7 @@ pub unsafe extern "C" fn ctxscribe_transcript_warning_count(
     transcript: *const ctxscribe_transcript,
 ) -> usize {
     // SAFETY: `transcript` is NULL or live (contract).
-    let transcript = unsafe { transcript.as_ref() };
-    guard_or(0, || transcript.map_or(0, |t| t.warnings.len()))
+    unsafe { read_or(transcript, 0, |t| t.warnings.len()) }
 }
 
 /// Returns the code of warning `index` (`"audio_truncated"`): stable, ASCII.
@@ -265,10 +263,11 @@ pub unsafe extern "C" fn ctxscribe_transcript_warning_code(
     index: usize,
 ) -> *const c_char {
     // SAFETY: `transcript` is NULL or live (contract).
-    let transcript = unsafe { transcript.as_ref() };
-    guard_or(std::ptr::null(), || {
-        warning(transcript, index).map_or(std::ptr::null(), |w| w.code.as_ptr())
-    })
+    unsafe {
+        read_or(transcript, null(), |t| {
+            c_ptr(t.warning(index).map(|w| &w.code))
+        })
+    }
 }
 
 /// Returns the message of warning `index`: a UTF-8 sentence saying where and how much.
@@ -287,14 +286,11 @@ pub unsafe extern "C" fn ctxscribe_transcript_warning_message(
     index: usize,
 ) -> *const c_char {
     // SAFETY: `transcript` is NULL or live (contract).
-    let transcript = unsafe { transcript.as_ref() };
-    guard_or(std::ptr::null(), || {
-        warning(transcript, index).map_or(std::ptr::null(), |w| w.message.as_ptr())
-    })
-}
-
-fn warning(transcript: Option<&ctxscribe_transcript>, index: usize) -> Option<&Warning> {
-    transcript.and_then(|t| t.warnings.get(index))
+    unsafe {
+        read_or(transcript, null(), |t| {
+            c_ptr(t.warning(index).map(|w| &w.message))
+        })
+    }
 }
 
 /// Frees a transcript and the strings borrowed from it.
@@ -309,5 +305,5 @@ fn warning(transcript: Option<&ctxscribe_transcript>, index: usize) -> Option<&W
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_transcript_free(transcript: *mut ctxscribe_transcript) {
     // SAFETY: NULL or owned by the caller and never used again (contract).
-    guard_or((), || unsafe { ptr::free(transcript) });
+    unsafe { ptr::free(transcript) }
 }
