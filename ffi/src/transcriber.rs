@@ -1,10 +1,12 @@
 //! `ctxscribe_transcriber`: a loaded model, shared by any number of threads.
 
-use ctxscribe::{Audio, CheckedAudio, ContextTranscriber, TranscriptionRequest};
+use std::ptr::null;
+
+use ctxscribe::{Audio, AudioLimits, CheckedAudio, ContextTranscriber, TranscriptionRequest};
 
 use crate::config::ctxscribe_config;
 use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard, guard_or};
-use crate::ptr;
+use crate::ptr::{self, NullArgument};
 use crate::request::{Context, ctxscribe_request};
 use crate::run::{self, ctxscribe_run_options};
 use crate::transcript::ctxscribe_transcript;
@@ -73,7 +75,7 @@ pub unsafe extern "C" fn ctxscribe_transcriber_new(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ctxscribe_transcriber_free(transcriber: *mut ctxscribe_transcriber) {
     // SAFETY: NULL or owned by the caller, unused elsewhere and never used again (contract).
-    guard_or((), || unsafe { ptr::free(transcriber) });
+    unsafe { ptr::free(transcriber) }
 }
 
 /// Whether the loaded model knows more languages than English (false for `*.en`
@@ -133,18 +135,10 @@ pub unsafe extern "C" fn ctxscribe_transcriber_transcribe(
     out: *mut *mut ctxscribe_transcript,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
+    // SAFETY: `audio` is NULL or points to `audio_len` readable bytes (contract).
+    let audio = unsafe { ptr::try_slice(audio, audio_len, "audio") }.map(Input::Encoded);
     // SAFETY: this function's contract, and NULL options.
-    unsafe {
-        ctxscribe_transcriber_transcribe_with(
-            transcriber,
-            request,
-            std::ptr::null(),
-            audio,
-            audio_len,
-            out,
-            err_out,
-        )
-    }
+    unsafe { transcribe_call(transcriber, request, null(), audio, out, err_out) }
 }
 
 /// `ctxscribe_transcriber_transcribe()` as `options` say: a cancel token
@@ -172,37 +166,10 @@ pub unsafe extern "C" fn ctxscribe_transcriber_transcribe_with(
     out: *mut *mut ctxscribe_transcript,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `transcriber` is NULL or live (contract).
-        let transcriber = unsafe { ptr::try_ref(transcriber, "transcriber") }?;
-        // SAFETY: `audio` is NULL or points to `audio_len` readable bytes (contract).
-        let audio = unsafe { ptr::try_slice(audio, audio_len, "audio") }?;
-        let out = ptr::out_slot(out, "out")?;
-        // SAFETY: `request` is NULL or live and unchanged meanwhile (contract).
-        let context = unsafe { context_of(request) }?;
-        // The library checks the size too; checking first avoids copying a huge input.
-        let limit = transcriber.inner.audio_limits().max_file_bytes;
-        let size = u64::try_from(audio.len()).unwrap_or(u64::MAX);
-        if size > limit {
-            return Err(ctxscribe::Error::FileTooLarge { size, limit }.into());
-        }
-        // SAFETY: `options` is NULL or live and unchanged, its callback safe here (contract).
-        let options = unsafe { options.as_ref() };
-        // SAFETY: as just said.
-        let transcript = unsafe {
-            transcribe(
-                transcriber,
-                Audio::Encoded(audio.to_vec()),
-                context,
-                options,
-            )
-        }?;
-        // SAFETY: `out` is valid for writing one pointer (contract; checked not NULL).
-        unsafe { ptr::write_out(out, transcript) };
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `audio` is NULL or points to `audio_len` readable bytes (contract).
+    let audio = unsafe { ptr::try_slice(audio, audio_len, "audio") }.map(Input::Encoded);
+    // SAFETY: this function's contract.
+    unsafe { transcribe_call(transcriber, request, options, audio, out, err_out) }
 }
 
 /// Transcribes mono PCM: `n_samples` 32-bit float samples in [-1, 1] at `sample_rate`
@@ -239,19 +206,14 @@ pub unsafe extern "C" fn ctxscribe_transcriber_transcribe_pcm(
     out: *mut *mut ctxscribe_transcript,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
+    // SAFETY: `samples` is NULL or points to `n_samples` aligned floats (contract).
+    let samples = unsafe { ptr::try_slice(samples, n_samples, "samples") };
+    let audio = samples.map(|samples| Input::Pcm {
+        samples,
+        sample_rate,
+    });
     // SAFETY: this function's contract, and NULL options.
-    unsafe {
-        ctxscribe_transcriber_transcribe_pcm_with(
-            transcriber,
-            request,
-            std::ptr::null(),
-            samples,
-            n_samples,
-            sample_rate,
-            out,
-            err_out,
-        )
-    }
+    unsafe { transcribe_call(transcriber, request, null(), audio, out, err_out) }
 }
 
 /// `ctxscribe_transcriber_transcribe_pcm()` as `options` say (see
@@ -273,28 +235,14 @@ pub unsafe extern "C" fn ctxscribe_transcriber_transcribe_pcm_with(
     out: *mut *mut ctxscribe_transcript,
     err_out: *mut *mut ctxscribe_error,
 ) -> ctxscribe_status {
-    let body = || {
-        // SAFETY: `transcriber` is NULL or live (contract).
-        let transcriber = unsafe { ptr::try_ref(transcriber, "transcriber") }?;
-        // SAFETY: `samples` is NULL or points to `n_samples` aligned floats (contract).
-        let samples = unsafe { ptr::try_slice(samples, n_samples, "samples") }?;
-        let out = ptr::out_slot(out, "out")?;
-        // SAFETY: `request` is NULL or live and unchanged meanwhile (contract).
-        let context = unsafe { context_of(request) }?;
-        let audio = Audio::Pcm {
-            samples: samples.to_vec(),
-            sample_rate,
-        };
-        // SAFETY: `options` is NULL or live and unchanged, its callback safe here (contract).
-        let options = unsafe { options.as_ref() };
-        // SAFETY: as just said.
-        let transcript = unsafe { transcribe(transcriber, audio, context, options) }?;
-        // SAFETY: `out` is valid for writing one pointer (contract; checked not NULL).
-        unsafe { ptr::write_out(out, transcript) };
-        Ok(())
-    };
-    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
-    unsafe { guard(err_out, body) }
+    // SAFETY: `samples` is NULL or points to `n_samples` aligned floats (contract).
+    let samples = unsafe { ptr::try_slice(samples, n_samples, "samples") };
+    let audio = samples.map(|samples| Input::Pcm {
+        samples,
+        sample_rate,
+    });
+    // SAFETY: this function's contract.
+    unsafe { transcribe_call(transcriber, request, options, audio, out, err_out) }
 }
 
 /// The validated context of `request`; no context for NULL.
@@ -310,24 +258,81 @@ unsafe fn context_of(request: *const ctxscribe_request) -> Result<Context, Failu
     }
 }
 
+/// The caller's audio, borrowed until it is copied.
+enum Input<'a> {
+    Encoded(&'a [u8]),
+    Pcm {
+        samples: &'a [f32],
+        sample_rate: u32,
+    },
+}
+
+impl Input<'_> {
+    /// An owned copy. Encoded audio over the size limit fails before it is copied (the
+    /// library checks the size too; checking first avoids copying a huge input).
+    fn to_audio(&self, limits: &AudioLimits) -> Result<Audio, Failure> {
+        match *self {
+            Input::Encoded(bytes) => {
+                let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+                if size > limits.max_file_bytes {
+                    let limit = limits.max_file_bytes;
+                    return Err(ctxscribe::Error::FileTooLarge { size, limit }.into());
+                }
+                Ok(Audio::Encoded(bytes.to_vec()))
+            }
+            Input::Pcm {
+                samples,
+                sample_rate,
+            } => Ok(Audio::Pcm {
+                samples: samples.to_vec(),
+                sample_rate,
+            }),
+        }
+    }
+}
+
+/// The body of the transcribe calls: the arguments are checked for NULL in their order
+/// (`audio` is the audio argument's check), the audio is copied and transcribed with the
+/// context of `request`, and the transcript goes to `*out`.
+///
 /// # Safety
 ///
-/// `options`' callback, if any, is safe to call with its user data on this thread.
-unsafe fn transcribe(
-    transcriber: &ctxscribe_transcriber,
-    audio: Audio,
-    context: Context,
-    options: Option<&ctxscribe_run_options>,
-) -> Result<ctxscribe_transcript, Failure> {
-    // The context is checked already: the request takes it as is.
-    let audio = CheckedAudio::new(audio, transcriber.inner.audio_limits())?;
-    let request = TranscriptionRequest::new(
-        audio,
-        context.messages,
-        context.languages,
-        context.dictionary,
-    );
-    // SAFETY: the callback is safe to call here (this function's contract).
-    let transcript = unsafe { run::run(&transcriber.inner, request, options) }?;
-    Ok(ctxscribe_transcript::new(&transcript))
+/// `transcriber` is NULL or live; `request` is NULL or a live request nobody changes
+/// meanwhile; `options` is NULL or live options nobody changes meanwhile, whose callback
+/// (if any) is safe to call with its user data on this thread; `out` and `err_out` are
+/// NULL or valid for writing one pointer.
+unsafe fn transcribe_call<'a>(
+    transcriber: *const ctxscribe_transcriber,
+    request: *const ctxscribe_request,
+    options: *const ctxscribe_run_options,
+    audio: Result<Input<'a>, NullArgument>,
+    out: *mut *mut ctxscribe_transcript,
+    err_out: *mut *mut ctxscribe_error,
+) -> ctxscribe_status {
+    let body = || {
+        // SAFETY: `transcriber` is NULL or live (contract).
+        let transcriber = unsafe { ptr::try_ref(transcriber, "transcriber") }?;
+        let input = audio?;
+        let out = ptr::out_slot(out, "out")?;
+        // SAFETY: `request` is NULL or live and unchanged meanwhile (contract).
+        let context = unsafe { context_of(request) }?;
+        let audio = input.to_audio(transcriber.inner.audio_limits())?;
+        // The context is checked already: the request takes it as is.
+        let audio = CheckedAudio::new(audio, transcriber.inner.audio_limits())?;
+        let request = TranscriptionRequest::new(
+            audio,
+            context.messages,
+            context.languages,
+            context.dictionary,
+        );
+        // SAFETY: `options` is NULL or live and unchanged, its callback safe here (contract).
+        let options = unsafe { options.as_ref() };
+        // SAFETY: as just said.
+        let transcript = unsafe { run::run(&transcriber.inner, request, options) }?;
+        // SAFETY: `out` is valid for writing one pointer (contract; checked not NULL).
+        unsafe { ptr::write_out(out, ctxscribe_transcript::new(&transcript)) };
+        Ok(())
+    };
+    // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
+    unsafe { guard(err_out, body) }
 }
