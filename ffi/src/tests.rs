@@ -484,40 +484,34 @@ fn wire_text_setters_use_the_library_parsers() {
 #[test]
 fn config_options_are_checked() {
     let config = ctxscribe_config_new();
-    let mut error = null_mut();
-    // SAFETY: every call gets a live config and `&mut` of a local.
+    let max = CTXSCRIBE_MAX_THREADS;
+    // SAFETY: every call gets a live config and NULL or `&mut` of a local.
     unsafe {
-        assert_eq!(
+        let accepted = [
             ctxscribe_config_set_beam_size(config, 5, null_mut()),
-            ctxscribe_status::Ok
-        );
-        assert_eq!(
             ctxscribe_config_set_beam_size(config, 0, null_mut()),
-            ctxscribe_status::Ok
-        );
-        let status = ctxscribe_config_set_beam_size(config, 9, &mut error);
-        assert_eq!(status, ctxscribe_status::InvalidRequest);
-        assert_eq!(take(error).2.as_deref(), Some("beam_size"));
-        error = null_mut();
-        let status = ctxscribe_config_set_max_duration_secs(config, f64::NAN, &mut error);
-        assert_eq!(status, ctxscribe_status::InvalidRequest);
-        assert_eq!(take(error).2.as_deref(), Some("max_duration_secs"));
-        error = null_mut();
-        let status = ctxscribe_config_set_threads(config, CTXSCRIBE_MAX_THREADS + 1, &mut error);
-        assert_eq!(status, ctxscribe_status::InvalidRequest);
-        assert_eq!(take(error).2.as_deref(), Some("threads"));
-        let status = ctxscribe_config_set_threads(config, CTXSCRIBE_MAX_THREADS, null_mut());
-        assert_eq!(status, ctxscribe_status::Ok);
-        assert_eq!(
+            ctxscribe_config_set_threads(config, max, null_mut()),
             ctxscribe_config_set_timeout_ms(config, 1, null_mut()),
-            ctxscribe_status::Ok
-        );
-        assert_eq!(
             ctxscribe_config_set_max_file_bytes(config, 0, null_mut()),
-            ctxscribe_status::Ok
-        );
+        ];
+        assert_eq!(accepted, [ctxscribe_status::Ok; 5]);
+        let param = invalid_param(|e| ctxscribe_config_set_beam_size(config, 9, e));
+        assert_eq!(param.as_deref(), Some("beam_size"));
+        let param = invalid_param(|e| ctxscribe_config_set_max_duration_secs(config, f64::NAN, e));
+        assert_eq!(param.as_deref(), Some("max_duration_secs"));
+        let param = invalid_param(|e| ctxscribe_config_set_threads(config, max + 1, e));
+        assert_eq!(param.as_deref(), Some("threads"));
         ctxscribe_config_free(config);
     }
+}
+
+/// The param of the `invalid_request` that `call` fails with (the error object is freed).
+fn invalid_param(
+    call: impl FnOnce(*mut *mut ctxscribe_error) -> ctxscribe_status,
+) -> Option<String> {
+    let mut error = null_mut();
+    assert_eq!(call(&mut error), ctxscribe_status::InvalidRequest);
+    take(error).2
 }
 
 #[test]
