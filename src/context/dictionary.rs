@@ -4,13 +4,11 @@
 
 use std::collections::HashSet;
 
-use serde_json::Value;
-
 use crate::error::{Error, Result};
 
 use super::request::{
     MAX_DICTIONARY_TERMS, MAX_DICTIONARY_TEXT_BYTES, MAX_TERM_CHARS, check_text_size, excerpt,
-    is_absent, json_type, parse_json,
+    indexed_strings, is_absent, parse_json_array,
 };
 
 const PARAM: &str = "dictionary";
@@ -106,34 +104,9 @@ pub fn parse_dictionary(text: &str) -> Result<Dictionary> {
     if !(trimmed.starts_with('[') || trimmed.starts_with('{')) {
         return from_indexed(text.split(',').enumerate());
     }
-    let items = match parse_json(PARAM, text)? {
-        Value::Array(items) => items,
-        other => {
-            return Err(Error::invalid(
-                PARAM,
-                format!(
-                    "dictionary must be a JSON array of strings or a comma-separated list, got {}",
-                    json_type(&other)
-                ),
-            ));
-        }
-    };
-    let mut terms = Vec::with_capacity(items.len());
-    for (index, item) in items.into_iter().enumerate() {
-        match item {
-            Value::String(term) => terms.push((index, term)),
-            other => {
-                return Err(Error::invalid(
-                    PARAM,
-                    format!(
-                        "dictionary[{index}] must be a string, got {}",
-                        json_type(&other)
-                    ),
-                ));
-            }
-        }
-    }
-    from_indexed(terms)
+    let expected = "a JSON array of strings or a comma-separated list";
+    let items = parse_json_array(PARAM, text, expected)?;
+    from_indexed(indexed_strings(PARAM, items, "a string")?)
 }
 
 /// Terms with their position as sent.

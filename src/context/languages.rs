@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 
 use super::languages_table::{LANGUAGE_COUNT, TABLE};
 use super::request::{
-    MAX_LANGUAGES, MAX_LANGUAGES_TEXT_BYTES, check_text_size, excerpt, is_absent, json_type,
-    parse_json,
+    MAX_LANGUAGES, MAX_LANGUAGES_TEXT_BYTES, check_text_size, excerpt, indexed_strings, is_absent,
+    parse_json, wrong_type,
 };
 
 const PARAM: &str = "languages";
@@ -207,30 +207,14 @@ pub fn parse_languages(text: &str) -> Result<Languages> {
         match parse_json(PARAM, trimmed)? {
             Value::String(inner) => parse_plain(&inner),
             Value::Array(items) => {
-                let mut codes = Vec::with_capacity(items.len());
-                for (index, item) in items.into_iter().enumerate() {
-                    match item {
-                        Value::String(code) => codes.push((index, code)),
-                        other => {
-                            return Err(Error::invalid(
-                                PARAM,
-                                format!(
-                                    "languages[{index}] must be a string language code, got {}",
-                                    json_type(&other)
-                                ),
-                            ));
-                        }
-                    }
-                }
-                from_indexed(codes)
+                from_indexed(indexed_strings(PARAM, items, "a string language code")?)
             }
-            other => Err(Error::invalid(
+            other => Err(wrong_type(
                 PARAM,
-                format!(
-                    "languages must be \"auto\", a language code, a comma-separated list \
-                     of codes or a JSON array of codes, got {}",
-                    json_type(&other)
-                ),
+                PARAM,
+                "\"auto\", a language code, a comma-separated list of codes or a JSON \
+                 array of codes",
+                &other,
             )),
         }
     } else {

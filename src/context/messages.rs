@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 
 use super::request::{
     MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_MESSAGES_TEXT_BYTES, MAX_TOTAL_MESSAGE_BYTES,
-    check_text_size, excerpt, is_absent, json_type, parse_json,
+    check_text_size, excerpt, is_absent, parse_json_array, wrong_type,
 };
 
 const PARAM: &str = "messages";
@@ -179,18 +179,8 @@ pub fn parse_messages(json_text: &str) -> Result<Messages> {
     if is_absent(json_text) {
         return Ok(Messages::default());
     }
-    let items = match parse_json(PARAM, json_text)? {
-        Value::Array(items) => items,
-        other => {
-            return Err(Error::invalid(
-                PARAM,
-                format!(
-                    "messages must be a JSON array of {{\"role\", \"content\"}} objects, got {}",
-                    json_type(&other)
-                ),
-            ));
-        }
-    };
+    let expected = r#"a JSON array of {"role", "content"} objects"#;
+    let items = parse_json_array(PARAM, json_text, expected)?;
     check_count(items.len())?;
     let messages = items
         .into_iter()
@@ -261,12 +251,12 @@ fn message_from_json(index: usize, item: Value) -> Result<Message> {
     let mut object = match item {
         Value::Object(object) => object,
         other => {
-            return Err(Error::invalid(
+            let expected = r#"an object with "role" and "content""#;
+            return Err(wrong_type(
                 PARAM,
-                format!(
-                    "messages[{index}] must be an object with \"role\" and \"content\", got {}",
-                    json_type(&other)
-                ),
+                format!("messages[{index}]"),
+                expected,
+                &other,
             ));
         }
     };
@@ -291,12 +281,12 @@ fn message_from_json(index: usize, item: Value) -> Result<Message> {
             }
         },
         Some(other) => {
-            return Err(Error::invalid(
+            let expected = r#"the string "system" or "user""#;
+            return Err(wrong_type(
                 PARAM,
-                format!(
-                    "messages[{index}].role must be the string \"system\" or \"user\", got {}",
-                    json_type(other)
-                ),
+                format!("messages[{index}].role"),
+                expected,
+                other,
             ));
         }
     };
@@ -310,13 +300,9 @@ fn message_from_json(index: usize, item: Value) -> Result<Message> {
         Some(Value::String(content)) => content,
         Some(Value::Array(parts)) => join_text_parts(index, parts)?,
         Some(other) => {
-            return Err(Error::invalid(
-                PARAM,
-                format!(
-                    "messages[{index}].content must be a string or an array of text parts, got {}",
-                    json_type(&other)
-                ),
-            ));
+            let what = format!("messages[{index}].content");
+            let expected = "a string or an array of text parts";
+            return Err(wrong_type(PARAM, what, expected, &other));
         }
     };
     Ok(Message { role, content })
@@ -330,13 +316,8 @@ fn join_text_parts(index: usize, parts: Vec<Value>) -> Result<String> {
         let mut part: Map<String, Value> = match part {
             Value::Object(part) => part,
             other => {
-                return Err(Error::invalid(
-                    PARAM,
-                    format!(
-                        "{at} must be an object {{\"type\": \"text\", \"text\": ...}}, got {}",
-                        json_type(&other)
-                    ),
-                ));
+                let expected = r#"an object {"type": "text", "text": ...}"#;
+                return Err(wrong_type(PARAM, &at, expected, &other));
             }
         };
         match part.get("type") {
@@ -351,23 +332,15 @@ fn join_text_parts(index: usize, parts: Vec<Value>) -> Result<String> {
                 ));
             }
             Some(other) => {
-                return Err(Error::invalid(
-                    PARAM,
-                    format!(
-                        "{at}.type must be the string \"text\", got {}",
-                        json_type(other)
-                    ),
-                ));
+                let expected = r#"the string "text""#;
+                return Err(wrong_type(PARAM, format!("{at}.type"), expected, other));
             }
             None => return Err(Error::invalid(PARAM, format!("{at}.type is missing"))),
         }
         match part.remove("text") {
             Some(Value::String(text)) => texts.push(text),
             Some(other) => {
-                return Err(Error::invalid(
-                    PARAM,
-                    format!("{at}.text must be a string, got {}", json_type(&other)),
-                ));
+                return Err(wrong_type(PARAM, format!("{at}.text"), "a string", &other));
             }
             None => return Err(Error::invalid(PARAM, format!("{at}.text is missing"))),
         }

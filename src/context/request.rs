@@ -116,6 +116,52 @@ pub(crate) fn parse_json(param: &'static str, text: &str) -> Result<Value> {
         .map_err(|e| Error::invalid(param, format!("{param} is not valid JSON: {e}")))
 }
 
+/// `text` parsed as the JSON array that the field `param` must be as a whole; any other
+/// JSON value is an error saying that `param` must be `expected`.
+pub(crate) fn parse_json_array(
+    param: &'static str,
+    text: &str,
+    expected: &str,
+) -> Result<Vec<Value>> {
+    match parse_json(param, text)? {
+        Value::Array(items) => Ok(items),
+        other => Err(wrong_type(param, param, expected, &other)),
+    }
+}
+
+/// The strings of a JSON array of the field `param`, each with its position; any other
+/// item is an error naming it (`dictionary[2] must be a string, got a number`).
+pub(crate) fn indexed_strings(
+    param: &'static str,
+    items: Vec<Value>,
+    expected: &str,
+) -> Result<Vec<(usize, String)>> {
+    let item = |(index, item)| match item {
+        Value::String(text) => Ok((index, text)),
+        other => Err(wrong_type(
+            param,
+            format!("{param}[{index}]"),
+            expected,
+            &other,
+        )),
+    };
+    items.into_iter().enumerate().map(item).collect()
+}
+
+/// The error for the JSON value `value` at `what` (in the field `param`) that is not of
+/// the `expected` type: "`what` must be `expected`, got a number".
+pub(crate) fn wrong_type(
+    param: &'static str,
+    what: impl std::fmt::Display,
+    expected: &str,
+    value: &Value,
+) -> Error {
+    Error::invalid(
+        param,
+        format!("{what} must be {expected}, got {}", json_type(value)),
+    )
+}
+
 /// "a string", "an array", ... for error messages.
 pub(crate) fn json_type(value: &Value) -> &'static str {
     match value {
