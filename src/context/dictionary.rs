@@ -160,22 +160,14 @@ fn from_indexed<S: AsRef<str>>(terms: impl IntoIterator<Item = (usize, S)>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::test_support::{accepted, rejected};
 
     fn ok(text: &str) -> Vec<String> {
-        match parse_dictionary(text) {
-            Ok(dictionary) => dictionary.terms().to_vec(),
-            Err(e) => panic!("{text:?} rejected: {e}"),
-        }
+        accepted(parse_dictionary, text).terms().to_vec()
     }
 
     fn err(text: &str) -> String {
-        match parse_dictionary(text) {
-            Err(Error::InvalidRequest { param, message }) => {
-                assert_eq!(param, "dictionary");
-                message
-            }
-            other => panic!("expected InvalidRequest for {text:?}, got {other:?}"),
-        }
+        rejected(parse_dictionary, "dictionary", text)
     }
 
     #[test]

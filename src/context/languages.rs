@@ -384,29 +384,18 @@ fn hint(text: &str) -> Option<Language> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::test_support::{accepted, rejected};
 
     fn lang(code: &str) -> Language {
-        match Language::from_code(code) {
-            Ok(language) => language,
-            Err(e) => panic!("{code:?}: {e}"),
-        }
+        accepted(Language::from_code, code)
     }
 
     fn ok(text: &str) -> Languages {
-        match parse_languages(text) {
-            Ok(languages) => languages,
-            Err(e) => panic!("{text:?} rejected: {e}"),
-        }
+        accepted(parse_languages, text)
     }
 
     fn err(text: &str) -> String {
-        match parse_languages(text) {
-            Err(Error::InvalidRequest { param, message }) => {
-                assert_eq!(param, "languages");
-                message
-            }
-            other => panic!("expected InvalidRequest for {text:?}, got {other:?}"),
-        }
+        rejected(parse_languages, "languages", text)
     }
 
     #[test]
@@ -449,10 +438,14 @@ mod tests {
 
     #[test]
     fn lookup_is_trimmed_and_case_insensitive() {
-        assert_eq!(lang(" De\t"), lang("de"));
-        assert_eq!(lang("GERMAN"), lang("de"));
-        assert_eq!(lang("Haitian Creole"), lang("ht"));
-        assert_eq!(lang("jw"), lang("javanese"));
+        for (written, code) in [
+            (" De\t", "de"),
+            ("GERMAN", "de"),
+            ("Haitian Creole", "ht"),
+            ("javanese", "jw"),
+        ] {
+            assert_eq!(lang(written), lang(code), "{written:?}");
+        }
     }
 
     #[test]

@@ -351,22 +351,14 @@ fn join_text_parts(index: usize, parts: Vec<Value>) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::test_support::{accepted, rejected};
 
     fn err(text: &str) -> String {
-        match parse_messages(text) {
-            Err(Error::InvalidRequest { param, message }) => {
-                assert_eq!(param, "messages");
-                message
-            }
-            other => panic!("expected InvalidRequest for {text:?}, got {other:?}"),
-        }
+        rejected(parse_messages, "messages", text)
     }
 
     fn ok(text: &str) -> Vec<Message> {
-        match parse_messages(text) {
-            Ok(messages) => messages.into_vec(),
-            Err(e) => panic!("{text:?} rejected: {e}"),
-        }
+        accepted(parse_messages, text).into_vec()
     }
 
     #[test]
@@ -617,31 +609,26 @@ mod tests {
 
     #[test]
     fn append_checks_the_limits_on_all_messages_together() {
-        let one = |content: String| validate_messages(vec![Message::user(content)]);
-        let at_limit = || one("a".repeat(MAX_MESSAGE_BYTES));
-        let mut full = Messages::default();
-        for _ in 0..MAX_TOTAL_MESSAGE_BYTES / MAX_MESSAGE_BYTES {
-            full = full
-                .append(at_limit().expect("valid"))
-                .expect("within the total");
-        }
-        let over = full.append(one("b".into()).expect("valid"));
-        assert!(
-            matches!(&over, Err(Error::InvalidRequest { message, .. })
-                if message.contains("total")),
-            "{over:?}"
+        let one = |content: &str| validate_messages(vec![Message::user(content)]);
+        // `count` messages of `content` are within the limits; one more ("x") is not.
+        let one_more_fails = |count: usize, content: &str, reason: &str| {
+            let full = (0..count).fold(Messages::default(), |full, _| {
+                full.append(one(content).expect("valid"))
+                    .expect("within the limits")
+            });
+            let over = full.append(one("x").expect("valid"));
+            assert!(
+                matches!(&over, Err(Error::InvalidRequest { message, .. })
+                    if message.contains(reason)),
+                "{over:?}"
+            );
+        };
+        let at_limit = "a".repeat(MAX_MESSAGE_BYTES);
+        one_more_fails(
+            MAX_TOTAL_MESSAGE_BYTES / MAX_MESSAGE_BYTES,
+            &at_limit,
+            "total",
         );
-        let mut many = Messages::default();
-        for _ in 0..MAX_MESSAGES {
-            many = many
-                .append(one("x".into()).expect("valid"))
-                .expect("within");
-        }
-        let too_many = many.append(one("x".into()).expect("valid"));
-        assert!(
-            matches!(&too_many, Err(Error::InvalidRequest { message, .. })
-                if message.contains("too many")),
-            "{too_many:?}"
-        );
+        one_more_fails(MAX_MESSAGES, "x", "too many");
     }
 }

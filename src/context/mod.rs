@@ -51,6 +51,36 @@ pub use request::{
 };
 pub use terms::{ContextTerms, Term, TermKind, TermOrigin};
 
+/// What the parsers' tests share.
+#[cfg(test)]
+mod test_support {
+    use crate::error::{Error, Result};
+
+    /// What `parse` makes of `text`; the test fails if it is rejected.
+    pub(super) fn accepted<T>(parse: impl FnOnce(&str) -> Result<T>, text: &str) -> T {
+        parse(text).unwrap_or_else(|e| panic!("{text:?} rejected: {e}"))
+    }
+
+    /// The message of the `invalid_request` about `param` that `parse` rejects `text`
+    /// with; the test fails on anything else.
+    pub(super) fn rejected<T: std::fmt::Debug>(
+        parse: impl FnOnce(&str) -> Result<T>,
+        param: &str,
+        text: &str,
+    ) -> String {
+        match parse(text) {
+            Err(Error::InvalidRequest {
+                param: about,
+                message,
+            }) => {
+                assert_eq!(about, param, "{text:?}");
+                message
+            }
+            other => panic!("expected InvalidRequest for {text:?}, got {other:?}"),
+        }
+    }
+}
+
 /// Which context layers a transcription uses ([`ContextLayers::DEFAULT`] by default). Switching them off one
 /// by one measures each layer's contribution (the benchmark's `--layers`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
