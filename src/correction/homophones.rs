@@ -3,22 +3,20 @@
 //! word of its letters ("nix" -> `Nix`). `judge::check_homophone_edits` lets the model
 //! weigh each.
 
-use super::merge::{MAX_ALIGNED_WORDS, differing_blocks_by};
+use std::ops::Range;
+
+use super::merge::{MAX_ALIGNED_WORDS, Splice, differing_blocks_by};
 use super::{Corrector, Token, contains_word, tokenize};
 
-/// A word of a first transcript (bytes `from..to`) that a corrected version replaced by
-/// `text` (bytes `corrected_from..corrected_to` there), which writes the term `term`
-/// that the word spells ([`Corrector::homophone_edits`]); or (`word` set) a capitalised
-/// term the corrected version writes where the first has no word of its letters, weighed
-/// against that word in lowercase (`from..to` = `corrected_from..corrected_to`).
+/// A word of a first transcript (the splice's bytes `from..to`) that a corrected version
+/// replaced by the splice's text (bytes `corrected` there), which writes the term that
+/// the word spells ([`Corrector::homophone_edits`]); or (`word` set) a capitalised term
+/// the corrected version writes where the first has no word of its letters, weighed
+/// against that word in lowercase (`from..to` = `corrected`).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct HomophoneEdit {
-    pub(crate) from: usize,
-    pub(crate) to: usize,
-    pub(crate) corrected_from: usize,
-    pub(crate) corrected_to: usize,
-    pub(crate) text: String,
-    pub(crate) term: usize,
+    pub(crate) splice: Splice,
+    pub(crate) corrected: Range<usize>,
     /// The ordinary word the term is weighed against (its lowercase form), when the
     /// first transcript's words are not the alternative.
     pub(crate) word: Option<String>,
@@ -55,12 +53,13 @@ impl Corrector {
             };
             let text = &corrected[new_first.core_start..new_last.core_end];
             let block_edit = |term, same_letters| HomophoneEdit {
-                from: old_first.core_start,
-                to: old_last.core_end,
-                corrected_from: new_first.core_start,
-                corrected_to: new_last.core_end,
-                text: text.to_owned(),
-                term,
+                splice: Splice {
+                    from: old_first.core_start,
+                    to: old_last.core_end,
+                    text: text.to_owned(),
+                    term,
+                },
+                corrected: new_first.core_start..new_last.core_end,
                 word: None,
                 same_letters,
             };
@@ -95,7 +94,7 @@ impl Corrector {
             }
         }
         edits.extend(self.ordinary_word_terms(first, corrected, &edits));
-        edits.sort_by_key(|edit| edit.corrected_from);
+        edits.sort_by_key(|edit| edit.corrected.start);
         edits
     }
 
@@ -143,17 +142,18 @@ impl Corrector {
                 let sentence_start = before.is_empty() || before.ends_with(['.', '!', '?', ':']);
                 let overlaps = judged
                     .iter()
-                    .any(|edit| edit.corrected_from < to && from < edit.corrected_to);
+                    .any(|edit| edit.corrected.start < to && from < edit.corrected.end);
                 if glued || sentence_start || overlaps {
                     continue;
                 }
                 edits.push(HomophoneEdit {
-                    from,
-                    to,
-                    corrected_from: from,
-                    corrected_to: to,
-                    text: entry.text.clone(),
-                    term,
+                    splice: Splice {
+                        from,
+                        to,
+                        text: entry.text.clone(),
+                        term,
+                    },
+                    corrected: from..to,
                     word: Some(word.clone()),
                     same_letters: true,
                 });
@@ -171,6 +171,7 @@ fn is_capitalised(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use crate::correction::merge::Splice;
     use crate::correction::tests::corrector;
 
     fn homophone_edits(dictionary: &[&str], first: &str, corrected: &str) -> Vec<String> {
@@ -178,10 +179,10 @@ mod tests {
             .homophone_edits(first, corrected)
             .into_iter()
             .map(|edit| {
-                let new = &corrected[edit.corrected_from..edit.corrected_to];
-                assert_eq!(new, edit.text);
-                let old = edit.word.as_deref().unwrap_or(&first[edit.from..edit.to]);
-                format!("{old} -> {}", edit.text)
+                let Splice { from, to, text, .. } = edit.splice;
+                assert_eq!(corrected[edit.corrected], text);
+                let old = edit.word.as_deref().unwrap_or(&first[from..to]);
+                format!("{old} -> {text}")
             })
             .collect()
     }

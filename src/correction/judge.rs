@@ -20,7 +20,7 @@
 //! `UNPROMPTED_WEIGHT * unprompted + PROMPTED_WEIGHT * prompted + prior(origin) > 0`.
 
 use super::Corrector;
-use super::merge::Splice;
+use super::merge::{Splice, apply_splices};
 use crate::context::{ContextTerms, Language, TermOrigin};
 use crate::engine::WindowPasses;
 use crate::error::Result;
@@ -43,13 +43,10 @@ const DICTIONARY_PRIOR: f32 = 0.0;
 /// Prior (nats) of an edit towards a term mined from the messages.
 const MESSAGES_PRIOR: f32 = 0.0;
 
-/// A candidate edit of the plain transcript: bytes `from..to` become `text`.
+/// A candidate edit of the plain transcript, where it came from and its matching cost.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Edit {
-    pub(crate) from: usize,
-    pub(crate) to: usize,
-    pub(crate) text: String,
-    pub(crate) term: usize,
+    pub(crate) splice: Splice,
     pub(crate) cost: f32,
     pub(crate) source: EditSource,
 }
@@ -69,21 +66,11 @@ pub(crate) fn candidate_edits(
             corrector
                 .second_pass_splices(plain, prompted, &all)
                 .into_iter()
-                .map(
-                    |Splice {
-                         from,
-                         to,
-                         text,
-                         term,
-                     }| Edit {
-                        from,
-                        to,
-                        text,
-                        term,
-                        cost: f32::INFINITY,
-                        source: EditSource::Prompted,
-                    },
-                ),
+                .map(|splice| Edit {
+                    splice,
+                    cost: f32::INFINITY,
+                    source: EditSource::Prompted,
+                }),
         );
     }
     edits.sort_by(|a, b| {
@@ -93,10 +80,11 @@ pub(crate) fn candidate_edits(
     });
     let mut unique: Vec<Edit> = Vec::with_capacity(edits.len());
     for edit in edits {
-        let same = unique
-            .iter()
-            .any(|e| e.from == edit.from && e.to == edit.to && e.text == edit.text);
-        if !same && plain.get(edit.from..edit.to) != Some(edit.text.as_str()) {
+        let same = unique.iter().any(|e| {
+            let (a, b) = (&e.splice, &edit.splice);
+            (a.from, a.to, &a.text) == (b.from, b.to, &b.text)
+        });
+        if !same && !edit.splice.is_identity(plain) {
             unique.push(edit);
         }
     }
@@ -123,13 +111,13 @@ pub(crate) fn judge(
     let mut order: Vec<usize> = (0..judged)
         .filter(|&i| edits[i].source != EditSource::Identity)
         .collect();
-    order.sort_by_key(|&i| edits[i].from);
+    order.sort_by_key(|&i| edits[i].splice.from);
     for &i in &order {
-        margins[i].0 = margin(window, "", plain, &edits[i], corrector, true)?;
+        margins[i].0 = margin(window, "", plain, &edits[i].splice, corrector, true)?;
     }
     if !prompt.is_empty() {
         for &i in &order {
-            margins[i].1 = margin(window, prompt, plain, &edits[i], corrector, true)?;
+            margins[i].1 = margin(window, prompt, plain, &edits[i].splice, corrector, true)?;
         }
     }
     let mut verdicts: Vec<Verdict> = edits
@@ -139,12 +127,13 @@ pub(crate) fn judge(
             let (unprompted, prompted) = margins.get(i).copied().unwrap_or((None, None));
             let dictionary = terms
                 .terms()
-                .get(edit.term)
+                .get(edit.splice.term)
                 .is_some_and(|t| t.origin() == TermOrigin::Dictionary);
             let score = decision_score(edit.source, unprompted, prompted, dictionary);
+            let Splice { from, to, .. } = edit.splice;
             Verdict {
-                original: plain.get(edit.from..edit.to).unwrap_or_default().to_owned(),
-                replacement: edit.text.clone(),
+                original: plain.get(from..to).unwrap_or_default().to_owned(),
+                replacement: edit.splice.text.clone(),
                 source: edit.source,
                 dictionary,
                 unprompted,
@@ -163,21 +152,13 @@ pub(crate) fn judge(
     for i in kept {
         let overlaps = placed
             .iter()
-            .any(|&j| edits[i].from < edits[j].to && edits[j].from < edits[i].to);
+            .any(|&j| edits[i].splice.overlaps(&edits[j].splice));
         if !overlaps {
             placed.push(i);
             verdicts[i].applied = true;
         }
     }
-    placed.sort_by_key(|&i| edits[i].from);
-    let mut text = String::with_capacity(plain.len() + 16);
-    let mut last = 0;
-    for i in placed {
-        text.push_str(&plain[last..edits[i].from]);
-        text.push_str(&edits[i].text);
-        last = edits[i].to;
-    }
-    text.push_str(&plain[last..]);
+    let text = apply_splices(plain, placed.iter().map(|&i| &edits[i].splice));
     Ok((text, verdicts))
 }
 
@@ -212,21 +193,19 @@ pub(crate) fn check_homophone_edits(
         // The alternative in its sentence: the first transcript's words, or the
         // ordinary word in the corrected one.
         let (base, from, to) = match &common.word {
-            None => (plain.to_owned(), common.from, common.to),
+            None => (plain.to_owned(), common.splice.from, common.splice.to),
             Some(word) => {
                 let mut base = corrected.to_owned();
-                base.replace_range(common.corrected_from..common.corrected_to, word);
-                (base, common.from, common.from + word.len())
+                base.replace_range(common.corrected.clone(), word);
+                (base, common.splice.from, common.splice.from + word.len())
             }
         };
-        let edit = Edit {
+        let edit = Splice {
             from,
             to,
-            text: common.text.clone(),
-            term: common.term,
-            cost: 0.0,
-            source: EditSource::Matched,
+            ..common.splice
         };
+        let source = EditSource::Matched;
         // Weighed as written: a spoken form spells the word itself ("jason") and ties.
         // A capitalised term against its own letters in lowercase: the same sound, so
         // only the sentence read with the context can tell (the unprompted model does
@@ -249,20 +228,19 @@ pub(crate) fn check_homophone_edits(
         let (score, scored) = if same_letters {
             (prompted.unwrap_or(f32::INFINITY), prompted.is_some())
         } else {
-            let score = decision_score(edit.source, unprompted, prompted, dictionary);
+            let score = decision_score(source, unprompted, prompted, dictionary);
             (score, unprompted.is_some())
         };
         // An edit the model could not score stays: the guards that made it still hold.
         let keep = !scored || score > 0.0;
         let original = base.get(from..to).unwrap_or_default();
-        let range = common.corrected_from..common.corrected_to;
-        if !keep && text.get(range.clone()).is_some() {
-            text.replace_range(range, original);
+        if !keep && text.get(common.corrected.clone()).is_some() {
+            text.replace_range(common.corrected, original);
         }
         verdicts.push(Verdict {
             original: original.to_owned(),
-            replacement: common.text,
-            source: edit.source,
+            replacement: edit.text,
+            source,
             dictionary,
             unprompted,
             prompted,
@@ -305,7 +283,7 @@ fn margin(
     window: &mut dyn WindowPasses,
     prompt: &str,
     plain: &str,
-    edit: &Edit,
+    edit: &Splice,
     corrector: &Corrector,
     spoken_forms: bool,
 ) -> Result<Option<f32>> {
@@ -401,7 +379,7 @@ mod tests {
         let edits = candidate_edits(&corrector, plain, Some(prompted), None);
         let texts: Vec<(&str, EditSource)> = edits
             .iter()
-            .map(|e| (&plain[e.from..e.to], e.source))
+            .map(|e| (&plain[e.splice.from..e.splice.to], e.source))
             .collect();
         assert!(
             texts.contains(&("cube control", EditSource::Identity)),
@@ -409,15 +387,16 @@ mod tests {
         );
         // The prompted decode's Kubernetes lands on the span the matcher also found.
         assert!(
-            edits
-                .iter()
-                .any(|e| e.text == "Kubernetes" && &plain[e.from..e.to] == "cooper nighties"),
+            edits.iter().any(|e| {
+                let Splice { from, to, text, .. } = &e.splice;
+                text == "Kubernetes" && &plain[*from..*to] == "cooper nighties"
+            }),
             "{texts:?}"
         );
         assert!(
-            edits.iter().any(|e| e.text == "user_service.py"),
+            edits.iter().any(|e| e.splice.text == "user_service.py"),
             "{texts:?}"
         );
-        assert!(edits.iter().all(|e| plain[e.from..e.to] != e.text));
+        assert!(edits.iter().all(|e| !e.splice.is_identity(plain)));
     }
 }

@@ -63,14 +63,44 @@ const SECOND_PASS_LETTERS_RATIO: (usize, usize) = (3, 5);
 /// audio) are merged in the first transcript's favour: it is returned unchanged.
 pub(super) const MAX_ALIGNED_WORDS: usize = 2_000;
 
-/// A replacement of the first transcript's bytes `from..to` by `text`, which writes
-/// the term `term` (an index into the corrector's terms).
+/// A replacement of a transcript's bytes `from..to` by `text`, which writes the term
+/// `term` (an index into the corrector's terms).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Splice {
     pub(crate) from: usize,
     pub(crate) to: usize,
     pub(crate) text: String,
     pub(crate) term: usize,
+}
+
+impl Splice {
+    /// Whether the two replace some of the same bytes.
+    pub(crate) fn overlaps(&self, other: &Splice) -> bool {
+        self.from < other.to && other.from < self.to
+    }
+
+    /// Whether it replaces bytes of `text` by the same bytes.
+    pub(crate) fn is_identity(&self, text: &str) -> bool {
+        text.get(self.from..self.to) == Some(self.text.as_str())
+    }
+}
+
+/// `text` with `splices`, which do not overlap, applied.
+pub(crate) fn apply_splices<'s>(
+    text: &str,
+    splices: impl IntoIterator<Item = &'s Splice>,
+) -> String {
+    let mut splices: Vec<&Splice> = splices.into_iter().collect();
+    splices.sort_by_key(|splice| splice.from);
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut last = 0;
+    for splice in splices {
+        out.push_str(&text[last..splice.from]);
+        out.push_str(&splice.text);
+        last = splice.to;
+    }
+    out.push_str(&text[last..]);
+    out
 }
 
 impl Corrector {
@@ -80,20 +110,7 @@ impl Corrector {
     /// unchanged when there is nothing to take.
     #[must_use]
     pub fn merge_second_pass(&self, first: &str, second: &str, relevant: &[usize]) -> String {
-        let mut splices = self.second_pass_splices(first, second, relevant);
-        if splices.is_empty() {
-            return first.to_owned();
-        }
-        splices.sort_by_key(|splice| splice.from);
-        let mut merged = String::with_capacity(first.len() + 16);
-        let mut last = 0;
-        for splice in splices {
-            merged.push_str(&first[last..splice.from]);
-            merged.push_str(&splice.text);
-            last = splice.to;
-        }
-        merged.push_str(&first[last..]);
-        merged
+        apply_splices(first, &self.second_pass_splices(first, second, relevant))
     }
 
     /// `second` (already corrected) instead of `merged` (the first transcript with the

@@ -48,6 +48,7 @@ use crate::context::mining::is_common_word;
 use crate::context::spoken::is_apostrophe;
 use crate::context::{ContextTerms, Language, TermKind};
 
+use merge::Splice;
 use words::{Token, hyphen_joined, said_leading_symbols, split_said_symbols, tokenize};
 
 use phonetic::{
@@ -385,10 +386,12 @@ impl Corrector {
         let tokens = tokenize(text);
         let protected = self.already_written(&tokens, text);
         let edit = |candidate: &Candidate, source| judge::Edit {
-            from: tokens[candidate.start].core_start,
-            to: tokens[candidate.end - 1].core_end,
-            text: self.terms[candidate.term].text.clone(),
-            term: candidate.term,
+            splice: Splice {
+                from: tokens[candidate.start].core_start,
+                to: tokens[candidate.end - 1].core_end,
+                text: self.terms[candidate.term].text.clone(),
+                term: candidate.term,
+            },
             cost: candidate.cost,
             source,
         };
