@@ -8,10 +8,8 @@
 //! `correction::llm::review`; an instruction hidden in the data can at worst
 //! get its proposal rejected.
 
-use reqwest::Client;
-
 use super::EndpointConfig;
-use super::http::{self, Failure};
+use super::http::{self, Endpoint};
 use crate::context::{ContextTerms, Message};
 use crate::engine::Stop;
 use crate::error::Result;
@@ -38,9 +36,7 @@ JSON object: {\"transcript\": \"<the corrected transcript>\"}.";
 /// A chat model that proposes corrections.
 #[derive(Debug, Clone)]
 pub struct ChatLlm {
-    config: EndpointConfig,
-    url: String,
-    client: Client,
+    endpoint: Endpoint,
 }
 
 impl ChatLlm {
@@ -49,13 +45,8 @@ impl ChatLlm {
     /// # Errors
     /// [`crate::Error::ModelUnavailable`] when the HTTP client cannot be created.
     pub fn new(config: EndpointConfig) -> Result<Self> {
-        let client = http::client(&config)?;
-        let url = config.url("chat/completions");
-        Ok(ChatLlm {
-            config,
-            url,
-            client,
-        })
+        let endpoint = Endpoint::new(config, "chat/completions", "correction provider")?;
+        Ok(ChatLlm { endpoint })
     }
 
     /// Asks the model to correct `transcript`; blocks until it answers.
@@ -70,21 +61,9 @@ impl ChatLlm {
         messages: &[Message],
         stop: &Stop,
     ) -> Result<String> {
-        let body = request_body(&self.config.model, transcript, terms, messages);
-        let (this, stop) = (self.clone(), stop.clone());
-        let answer = http::block_on(async move {
-            let build = || this.client.post(&this.url).json(&body);
-            http::send(build, &this.config, &stop, &this.failure()).await
-        })??;
-        parse_answer(&answer).map_err(|cause| self.failure().error(cause))
-    }
-
-    fn failure(&self) -> Failure<'_> {
-        Failure {
-            what: "correction provider",
-            url: &self.url,
-            key: self.config.api_key.as_deref(),
-        }
+        let body = request_body(&self.endpoint.config.model, transcript, terms, messages);
+        let answer = self.endpoint.post(stop, move |post| post.json(&body))?;
+        parse_answer(&answer).map_err(|cause| self.endpoint.error(cause))
     }
 }
 

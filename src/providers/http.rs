@@ -41,7 +41,7 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime> {
 
 /// Runs `future` on the process-wide providers' runtime and waits for it. Safe to call
 /// from any thread, including Tokio's blocking pool (it never nests `block_on`).
-pub(crate) fn block_on<F>(future: F) -> Result<F::Output>
+fn block_on<F>(future: F) -> Result<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -57,7 +57,7 @@ where
 }
 
 /// A client with connection pooling (one per provider, reused by every call).
-pub(crate) fn client(config: &EndpointConfig) -> Result<Client> {
+fn client(config: &EndpointConfig) -> Result<Client> {
     Client::builder()
         .connect_timeout(config.timeout.min(Duration::from_secs(10)))
         .pool_idle_timeout(Duration::from_secs(90))
@@ -69,8 +69,64 @@ pub(crate) fn client(config: &EndpointConfig) -> Result<Client> {
         })
 }
 
+/// One endpoint of a provider: its configuration, the URL of its path and a client with
+/// connection pooling (cloned, it shares the pool).
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    pub(crate) config: EndpointConfig,
+    url: String,
+    client: Client,
+    /// Who is failing, for messages ("speech provider").
+    what: &'static str,
+}
+
+impl Endpoint {
+    /// The endpoint at `path` (`"chat/completions"`) of `config`, called `what` in error
+    /// messages (no request is made yet).
+    ///
+    /// # Errors
+    /// [`Error::ModelUnavailable`] when the HTTP client cannot be created.
+    pub(crate) fn new(config: EndpointConfig, path: &str, what: &'static str) -> Result<Self> {
+        let client = client(&config)?;
+        let url = config.url(path);
+        Ok(Endpoint {
+            config,
+            url,
+            client,
+            what,
+        })
+    }
+
+    /// POSTs the request that `with_body` makes of a bare POST to the endpoint (retried as
+    /// [`send`] does) and returns the body of the answer; blocks until then.
+    pub(crate) fn post(
+        &self,
+        stop: &Stop,
+        with_body: impl Fn(RequestBuilder) -> RequestBuilder + Send + Sync + 'static,
+    ) -> Result<Vec<u8>> {
+        let (this, stop) = (self.clone(), stop.clone());
+        block_on(async move {
+            let build = || with_body(this.client.post(&this.url));
+            send(build, &this.config, &stop, &this.failure()).await
+        })?
+    }
+
+    /// The error for an answer that is no use, with `cause` and without the key.
+    pub(crate) fn error(&self, cause: impl AsRef<str>) -> Error {
+        self.failure().error(cause)
+    }
+
+    fn failure(&self) -> Failure<'_> {
+        Failure {
+            what: self.what,
+            url: &self.url,
+            key: self.config.api_key.as_deref(),
+        }
+    }
+}
+
 /// Who is failing, for messages: "speech provider at http://host/v1/...".
-pub(crate) struct Failure<'a> {
+struct Failure<'a> {
     pub what: &'static str,
     pub url: &'a str,
     pub key: Option<&'a str>,
@@ -96,7 +152,7 @@ impl Failure<'_> {
 
 /// Sends the request `build` makes until it succeeds, fails for good, or retries and
 /// time run out; returns the body of a 2xx answer.
-pub(crate) async fn send(
+async fn send(
     build: impl Fn() -> RequestBuilder,
     config: &EndpointConfig,
     stop: &Stop,

@@ -5,10 +5,10 @@
 //!
 //! Works with OpenAI, speaches, whisper.cpp's server, vLLM and another ctxscribe server.
 
-use reqwest::Client;
+use reqwest::RequestBuilder;
 use reqwest::multipart::{Form, Part};
 
-use super::http::{self, Failure};
+use super::http::{self, Endpoint};
 use super::{EndpointConfig, SpeechProvider};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::context::{Language, Languages};
@@ -18,9 +18,7 @@ use crate::error::{Error, Result};
 /// A remote speech-to-text endpoint.
 #[derive(Debug, Clone)]
 pub struct OpenAiSpeech {
-    config: EndpointConfig,
-    url: String,
-    client: Client,
+    endpoint: Endpoint,
 }
 
 impl OpenAiSpeech {
@@ -29,21 +27,8 @@ impl OpenAiSpeech {
     /// # Errors
     /// [`Error::ModelUnavailable`] when the HTTP client cannot be created.
     pub fn new(config: EndpointConfig) -> Result<Self> {
-        let client = http::client(&config)?;
-        let url = config.url("audio/transcriptions");
-        Ok(OpenAiSpeech {
-            config,
-            url,
-            client,
-        })
-    }
-
-    fn failure(&self) -> Failure<'_> {
-        Failure {
-            what: "speech provider",
-            url: &self.url,
-            key: self.config.api_key.as_deref(),
-        }
+        let endpoint = Endpoint::new(config, "audio/transcriptions", "speech provider")?;
+        Ok(OpenAiSpeech { endpoint })
     }
 }
 
@@ -56,30 +41,28 @@ impl SpeechProvider for OpenAiSpeech {
             Languages::One(language) => Some(*language),
             Languages::Auto | Languages::AnyOf(_) => None,
         };
-        let (this, stop) = (self.clone(), request.stop.clone());
-        let body = http::block_on(async move {
-            let build = || {
-                let mut form = Form::new()
-                    .part(
-                        "file",
-                        Part::bytes(wav.clone())
-                            .file_name("audio.wav")
-                            .mime_str("audio/wav")
-                            .unwrap_or_else(|_| Part::bytes(wav.clone()).file_name("audio.wav")),
-                    )
-                    .text("model", this.config.model.clone())
-                    .text("response_format", "json");
-                if !prompt.is_empty() {
-                    form = form.text("prompt", prompt.clone());
-                }
-                if let Some(language) = language {
-                    form = form.text("language", language.code());
-                }
-                this.client.post(&this.url).multipart(form)
-            };
-            http::send(build, &this.config, &stop, &this.failure()).await
-        })??;
-        let (text, answered) = parse_answer(&body).map_err(|cause| self.failure().error(cause))?;
+        let model = self.endpoint.config.model.clone();
+        let with_form = move |post: RequestBuilder| {
+            let mut form = Form::new()
+                .part(
+                    "file",
+                    Part::bytes(wav.clone())
+                        .file_name("audio.wav")
+                        .mime_str("audio/wav")
+                        .unwrap_or_else(|_| Part::bytes(wav.clone()).file_name("audio.wav")),
+                )
+                .text("model", model.clone())
+                .text("response_format", "json");
+            if !prompt.is_empty() {
+                form = form.text("prompt", prompt.clone());
+            }
+            if let Some(language) = language {
+                form = form.text("language", language.code());
+            }
+            post.multipart(form)
+        };
+        let body = self.endpoint.post(request.stop, with_form)?;
+        let (text, answered) = parse_answer(&body).map_err(|cause| self.endpoint.error(cause))?;
         let detected = answered.filter(|l| request.languages.allows(*l));
         let language = match request.languages {
             Languages::One(language) => Some(*language),
