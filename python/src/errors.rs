@@ -39,58 +39,49 @@ const BASE: (&str, &str) = (
      ``\"file\"``, a constructor argument) or is ``None``.",
 );
 
-/// The subclass of a contract code.
-struct Subclass {
-    name: &'static str,
-    doc: &'static str,
+/// The name of the subclass of every code: one exhaustive `match`, so a code added to
+/// the library does not compile until it has a class here. Client-class codes (HTTP 4xx)
+/// are also `ValueError`s ([`ErrorCode::class`]).
+const fn class_name(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::InvalidRequest => "InvalidRequestError",
+        ErrorCode::UnsupportedAudioType => "UnsupportedAudioTypeError",
+        ErrorCode::AudioDecodeFailed => "AudioDecodeError",
+        ErrorCode::FileTooLarge => "FileTooLargeError",
+        ErrorCode::AudioTooLong => "AudioTooLongError",
+        ErrorCode::ModelUnavailable => "ModelUnavailableError",
+        ErrorCode::TranscriptionFailed => "TranscriptionFailedError",
+        ErrorCode::Cancelled => "CancelledError",
+        ErrorCode::DeadlineExceeded => "DeadlineExceededError",
+    }
 }
 
-/// The subclass of every code: one exhaustive `match`, so a code added to the library
-/// does not compile until it has a class here. Client-class codes (HTTP 4xx) are also
-/// `ValueError`s ([`ErrorCode::class`]).
-const fn subclass(code: ErrorCode) -> Subclass {
+/// The docstring of the subclass of every code.
+const fn class_doc(code: ErrorCode) -> &'static str {
     match code {
-        ErrorCode::InvalidRequest => Subclass {
-            name: "InvalidRequestError",
-            doc: "A request field (``messages``, ``languages``, ``dictionary``), the audio \
-                  argument or a constructor option is malformed, of the wrong type or over a \
-                  limit.",
-        },
-        ErrorCode::UnsupportedAudioType => Subclass {
-            name: "UnsupportedAudioTypeError",
-            doc: "The audio is not wav, webm, mp3, m4a or ogg (flac, aiff, text, ...); the \
-                  container is detected from the bytes, never from a file name.",
-        },
-        ErrorCode::AudioDecodeFailed => Subclass {
-            name: "AudioDecodeError",
-            doc: "The audio is of a supported type but cannot be decoded (truncated, corrupt, \
-                  empty).",
-        },
-        ErrorCode::FileTooLarge => Subclass {
-            name: "FileTooLargeError",
-            doc: "The encoded audio is larger than ``max_file_bytes``.",
-        },
-        ErrorCode::AudioTooLong => Subclass {
-            name: "AudioTooLongError",
-            doc: "The decoded audio is longer than ``max_duration_secs``.",
-        },
-        ErrorCode::ModelUnavailable => Subclass {
-            name: "ModelUnavailableError",
-            doc: "The Whisper model (or the VAD model) is missing or cannot be loaded.",
-        },
-        ErrorCode::TranscriptionFailed => Subclass {
-            name: "TranscriptionFailedError",
-            doc: "The engine or a remote provider failed on valid audio.",
-        },
-        ErrorCode::Cancelled => Subclass {
-            name: "CancelledError",
-            doc: "The run was cancelled through its ``CancelToken`` (or its stream was \
-                  closed).",
-        },
-        ErrorCode::DeadlineExceeded => Subclass {
-            name: "DeadlineExceededError",
-            doc: "The run did not finish within its ``timeout``.",
-        },
+        ErrorCode::InvalidRequest => {
+            "A request field (``messages``, ``languages``, ``dictionary``), the audio \
+             argument or a constructor option is malformed, of the wrong type or over a \
+             limit."
+        }
+        ErrorCode::UnsupportedAudioType => {
+            "The audio is not wav, webm, mp3, m4a or ogg (flac, aiff, text, ...); the \
+             container is detected from the bytes, never from a file name."
+        }
+        ErrorCode::AudioDecodeFailed => {
+            "The audio is of a supported type but cannot be decoded (truncated, corrupt, \
+             empty)."
+        }
+        ErrorCode::FileTooLarge => "The encoded audio is larger than ``max_file_bytes``.",
+        ErrorCode::AudioTooLong => "The decoded audio is longer than ``max_duration_secs``.",
+        ErrorCode::ModelUnavailable => {
+            "The Whisper model (or the VAD model) is missing or cannot be loaded."
+        }
+        ErrorCode::TranscriptionFailed => "The engine or a remote provider failed on valid audio.",
+        ErrorCode::Cancelled => {
+            "The run was cancelled through its ``CancelToken`` (or its stream was closed)."
+        }
+        ErrorCode::DeadlineExceeded => "The run did not finish within its ``timeout``.",
     }
 }
 
@@ -132,7 +123,6 @@ fn create_classes(py: Python<'_>) -> PyResult<Classes> {
     )?;
     let mut by_code = Vec::with_capacity(ErrorCode::ALL.len());
     for code in ErrorCode::ALL {
-        let subclass = subclass(code);
         let parent = by_code
             .iter()
             .find(|(known, _)| *known == code.http_code() && *known != code)
@@ -144,7 +134,7 @@ fn create_classes(py: Python<'_>) -> PyResult<Classes> {
             }
             (None, ErrorClass::Server) => PyTuple::new(py, [base.bind(py).clone()])?,
         };
-        let class = new_class(subclass.name, subclass.doc, code.as_str(), bases)?;
+        let class = new_class(class_name(code), class_doc(code), code.as_str(), bases)?;
         by_code.push((code, class));
     }
     Ok(Classes { base, by_code })
@@ -156,7 +146,7 @@ pub(crate) fn add_to_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let classes = classes(py)?;
     module.add(BASE.0, classes.base.bind(py))?;
     for (code, class) in &classes.by_code {
-        module.add(subclass(*code).name, class.bind(py))?;
+        module.add(class_name(*code), class.bind(py))?;
     }
     Ok(())
 }
@@ -197,7 +187,7 @@ fn new_error(py: Python<'_>, code: ErrorCode, param: Option<&str>, message: &str
 #[cfg(test)]
 mod tests {
     //! The Python-side lists of exception names (the literal `__all__`s that mypy and
-    //! stubtest need, and the stub's classes) against [`subclass`], the one list.
+    //! stubtest need, and the stub's classes) against [`class_name`], the one list.
 
     use std::collections::BTreeSet;
 
@@ -222,9 +212,9 @@ mod tests {
         names.into_iter().filter(|n| n.ends_with("Error")).collect()
     }
 
-    /// The base class and one subclass per code, from [`subclass`].
+    /// The base class and one subclass per code, from [`class_name`].
     fn expected() -> BTreeSet<&'static str> {
-        let mut names: BTreeSet<&str> = ErrorCode::ALL.iter().map(|c| subclass(*c).name).collect();
+        let mut names: BTreeSet<&str> = ErrorCode::ALL.iter().map(|c| class_name(*c)).collect();
         assert_eq!(
             names.len(),
             ErrorCode::ALL.len(),
@@ -250,10 +240,10 @@ mod tests {
     #[test]
     fn the_stub_declares_each_class_with_its_bases() {
         for code in ErrorCode::ALL {
-            let name = subclass(code).name;
+            let name = class_name(code);
             let parent = code.http_code();
             let bases = match code.class() {
-                _ if parent != code => subclass(parent).name,
+                _ if parent != code => class_name(parent),
                 ErrorClass::Client => "TranscriptionError, ValueError",
                 ErrorClass::Server => "TranscriptionError",
             };
@@ -262,7 +252,7 @@ mod tests {
                 STUB.contains(&declaration),
                 "_native.pyi lacks {declaration:?}"
             );
-            assert!(!subclass(code).doc.is_empty(), "{name} has a docstring");
+            assert!(!class_doc(code).is_empty(), "{name} has a docstring");
         }
         assert!(STUB.contains(&format!("\nclass {}(Exception):", BASE.0)));
         let with_a_parent = ErrorCode::ALL
