@@ -744,19 +744,21 @@ fn missing_or_misshapen_variables_are_reported_by_name() {
 // The real models (run with `cargo test --release -- --ignored`)
 // -----------------------------------------------------------------------------------
 
-fn real_model_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+/// Converts the real model `name` (in `models/ct2`) to `weight_type` in a scratch
+/// directory; the report of it.
+fn convert_real_model(name: &str, weight_type: WeightType) -> ConversionReport {
+    let dir = ScratchDir::new("real");
+    let ct2_dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("models/ct2")
-        .join(name)
+        .join(name);
+    convert_ct2_to_ggml(&ct2_dir, &dir.0.join("ggml-model.bin"), weight_type)
+        .expect("conversion succeeds")
 }
 
 #[test]
 #[ignore = "needs models/ct2/base (scripts fetch it)"]
 fn real_base_model_converts_to_the_official_size() {
-    let dir = ScratchDir::new("real-base");
-    let out = dir.0.join("ggml-base.bin");
-    let report = convert_ct2_to_ggml(&real_model_dir("base"), &out, WeightType::F16)
-        .expect("conversion succeeds");
+    let report = convert_real_model("base", WeightType::F16);
     // The size of whisper.cpp's official ggml-base.bin.
     assert_eq!(report.bytes_written, 147_951_465);
     assert_eq!(report.vocab_tokens_written, 50_257);
@@ -776,10 +778,7 @@ fn real_base_model_converts_to_the_official_size() {
 #[test]
 #[ignore = "needs models/ct2/tiny.en (scripts fetch it)"]
 fn real_tiny_en_model_converts() {
-    let dir = ScratchDir::new("real-tiny");
-    let out = dir.0.join("ggml-tiny.en.bin");
-    let report = convert_ct2_to_ggml(&real_model_dir("tiny.en"), &out, WeightType::Q8_0)
-        .expect("conversion succeeds");
+    let report = convert_real_model("tiny.en", WeightType::Q8_0);
     assert_eq!(report.vocab_tokens_written, 50_256);
     assert!(!report.hparams.is_multilingual());
     assert_eq!(

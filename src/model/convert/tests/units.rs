@@ -183,14 +183,8 @@ fn q8_0_blocks_match_ggml() {
         0x64, 0xbc, 0xeb, 0x1a, 0x49, 0x78, 0xd0, 0xff, 0x2e, 0x5d, 0xb5, 0xe4, 0x13, 0x42, 0x72,
         0xc9, 0xf8, 0x27, 0x57,
     ];
-    let mut out = Vec::new();
-    quantize_block_q8_0(&ramp_block(), &mut out);
-    assert_eq!(out, expected);
-    assert_eq!(out.len(), Q8_0_BLOCK_BYTES);
-
-    out.clear();
-    quantize_block_q8_0(&[0.0; 32], &mut out);
-    assert_eq!(out, [0; Q8_0_BLOCK_BYTES]);
+    assert_eq!(expected.len(), Q8_0_BLOCK_BYTES);
+    assert_quantizes_like_ggml(quantize_block_q8_0, &expected);
 }
 
 #[test]
@@ -200,14 +194,19 @@ fn q5_1_blocks_match_ggml() {
         0x89, 0x31, 0x33, 0xc0, 0x98, 0x33, 0x67, 0xcc, 0x00, 0x77, 0xee, 0x55, 0xcc, 0x33, 0xaa,
         0x11, 0x88, 0xff, 0x66, 0xdd, 0x44, 0xbb, 0x22, 0x99,
     ];
-    let mut out = Vec::new();
-    quantize_block_q5_1(&ramp_block(), &mut out);
-    assert_eq!(out, expected);
-    assert_eq!(out.len(), Q5_1_BLOCK_BYTES);
+    assert_eq!(expected.len(), Q5_1_BLOCK_BYTES);
+    assert_quantizes_like_ggml(quantize_block_q5_1, &expected);
+}
 
+/// `quantize` makes ggml's `expected` bytes of [`ramp_block`], and zeros of a block of
+/// zeros.
+fn assert_quantizes_like_ggml(quantize: fn(&[f32], &mut Vec<u8>), expected: &[u8]) {
+    let mut out = Vec::new();
+    quantize(&ramp_block(), &mut out);
+    assert_eq!(out, expected);
     out.clear();
-    quantize_block_q5_1(&[0.0; 32], &mut out);
-    assert_eq!(out, [0; Q5_1_BLOCK_BYTES]);
+    quantize(&[0.0; 32], &mut out);
+    assert_eq!(out, vec![0; expected.len()]);
 }
 
 #[test]
