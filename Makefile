@@ -9,7 +9,7 @@ export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
 PREFIX ?= /usr/local
 
-.PHONY: install wheel setup serve test lint fmt bench bench-contention bench-portable eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
+.PHONY: install wheel setup serve test lint fmt bench bench-contention bench-langid bench-longdict bench-portable eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -58,6 +58,20 @@ bench-venv:
 bench-contention: setup bench-venv
 	$(CARGO) build --release --all-features --bin ctxscribe
 	python3 benches/contention.py --fw-python $(FW_VENV)/bin/python
+
+## Short clips in six languages: empty transcripts, clips heard in another language, WER
+## and latency for languages auto / forced / a set, beside faster-whisper (both halves).
+bench-langid: setup bench-venv
+	bash benches/langid/synthesize.sh
+	$(CARGO) build --release --all-features --bin ctxscribe
+	python3 benches/langid/bench.py --fw-python $(FW_VENV)/bin/python
+
+## Long dictation (40-90 s, 11-12 sentences): WER, sentences written twice, capitals
+## mid-sentence, beside faster-whisper (both halves).
+bench-longdict: setup bench-venv
+	bash benches/longdict/synthesize.sh
+	$(CARGO) build --release --all-features --bin ctxscribe
+	python3 benches/longdict/bench.py --fw-python $(FW_VENV)/bin/python
 
 ## Latency, real-time factor and WER per clip of ../shared/eval/real (ctxscribe alone).
 eval: setup
