@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::biasing::{BiasPhrase, BiasStrength, TermBias};
 use super::binding::{DecoderState, Model};
 use super::decode::{self, DecodeRequest, Decoded, SegmentHook};
-use super::detect::detect_language;
+use super::detect::{Detection, decide_by_decoding, detect};
 use super::pool::Pool;
 use super::repeats;
 use super::text::window_text;
@@ -24,17 +24,6 @@ use crate::context::{Language, Languages};
 use crate::error::{Error, Result};
 use crate::transcript::Segment;
 
-/// Probability a language detected on a trimmed encoding needs; below it, the window is
-/// encoded over the full 30 s (what Whisper's detection was trained on, and what
-/// faster-whisper detects on) and detected again. On the 64 real clips the trimmed and
-/// full detections agreed everywhere, the least sure trimmed one at 0.60; an espeak-ng
-/// German sentence was Latin at 0.55 trimmed and German at 0.31 full. A full encoding
-/// costs about 7 trimmed ones of a 5 s clip, so only unsure detections pay it. A cheaper
-/// second try, on 2x or 3x the trimmed context (0.22-0.43 s or 0.36-0.72 s against
-/// 1.05-1.55 s for the full encoding), agreed with the full detection on all 11 unsure
-/// windows of the ctxset tuning half, but not on the validation half: English speech
-/// detected as Welsh, Finnish and Khmer in 3 of 14 unsure windows at 2x, Khmer in 1 at 3x.
-const MIN_TRIMMED_DETECTION_PROBABILITY: f32 = 0.7;
 /// A window decoded at a temperature above this does not condition the next one
 /// (faster-whisper's `prompt_reset_on_temperature`).
 const CARRY_MAX_TEMPERATURE: f32 = 0.5;
@@ -186,8 +175,7 @@ impl WhisperEngine {
         request: &EngineRequest<'_>,
         watch: &mut SegmentWatcher<'_>,
     ) -> Result<PlainWindow> {
-        let (language, full) =
-            self.encode_and_detect(state, audio, run.language, request.languages)?;
+        let (language, full) = self.encode_and_detect(state, audio, run.language, request)?;
         run.language = Some(language);
         // Decodes are timed: untimed, on an encoding trimmed to the window, Whisper has
         // no sign of where the speech ends and repeats it until its token budget ("Remind
@@ -296,15 +284,17 @@ impl WhisperEngine {
     }
 
     /// Encodes `audio` into `state` and returns its language (`known`, else detected on
-    /// this encoding) and whether the encoding is the full 30 s one. A trimmed encoding
-    /// whose detection is unsure is replaced by a full 30 s one (Whisper's detection was
-    /// trained on those) and detected again.
+    /// this encoding) and whether the encoding is the full 30 s one. An unsure detection
+    /// on a trimmed encoding is decided by reading a set's members in it
+    /// ([`Self::read_candidates`]); when none reads (or over all languages), the window
+    /// is encoded over the full 30 s (what Whisper's detection was trained on) and
+    /// detected again, a set's members read there once more if still unsure.
     fn encode_and_detect(
         &self,
         state: &mut DecoderState,
         audio: &[f32],
         known: Option<Language>,
-        languages: &Languages,
+        request: &EngineRequest<'_>,
     ) -> Result<(Language, bool)> {
         let encoder_ctx = encoder_ctx_for(audio.len());
         let full = encoder_ctx == FULL_ENCODER_CTX;
@@ -313,13 +303,58 @@ impl WhisperEngine {
             return Ok((language, full));
         }
         let vocabulary = self.model.vocabulary();
-        let (language, probability) = detect_language(state, vocabulary, languages, self.threads)?;
-        if full || probability >= MIN_TRIMMED_DETECTION_PROBABILITY {
-            return Ok((language, full));
+        let detection = detect(state, vocabulary, request.languages, self.threads)?;
+        if full || detection.is_sure() {
+            return Ok((detection.best(), full));
+        }
+        if let Some(language) = self.read_candidates(state, audio, request, &detection, false)? {
+            return Ok((language, false));
         }
         self.encode(state, audio, FULL_ENCODER_CTX)?;
-        detect_language(state, vocabulary, languages, self.threads)
-            .map(|(language, _)| (language, true))
+        let detection = detect(state, vocabulary, request.languages, self.threads)?;
+        if !detection.is_sure()
+            && let Some(language) = self.read_candidates(state, audio, request, &detection, true)?
+        {
+            return Ok((language, true));
+        }
+        Ok((detection.best(), true))
+    }
+
+    /// An unsure detection among a set's members decided by the model's reading of the
+    /// audio in each ([`decide_by_decoding`]); `None` over all of Whisper's languages
+    /// (there the full encoding's detection picked more right than the readings:
+    /// docs/engine.md) or when no member reads. A reading counts when its greedy decode
+    /// stands (no loop, average log-probability at least -1.0); as the `last_resort`,
+    /// on the full encoding, any reading that does not loop counts.
+    fn read_candidates(
+        &self,
+        state: &mut DecoderState,
+        audio: &[f32],
+        request: &EngineRequest<'_>,
+        detection: &Detection,
+        last_resort: bool,
+    ) -> Result<Option<Language>> {
+        if !matches!(request.languages, Languages::AnyOf(_)) {
+            return Ok(None);
+        }
+        let vocabulary = self.model.vocabulary();
+        decide_by_decoding(&detection.ranked, |language| {
+            let request = DecodeRequest {
+                language,
+                prompt: &[],
+                timestamps: true,
+                bias: None,
+                audio_samples: audio.len(),
+                stop: request.stop,
+                threads: self.threads,
+                beam_size: 1,
+                stop_at_repeat: false,
+                on_segment: None,
+            };
+            let decoded = decode::first_attempt(state, vocabulary, &request)?;
+            let reads = !decoded.fails() || (last_resort && !decoded.is_loop());
+            Ok(reads.then_some(decoded.avg_logprob))
+        })
     }
 
     /// Beams of a decode's first attempt (1: greedy).
