@@ -334,6 +334,69 @@ fn a_set_of_languages_picks_its_member_and_never_loses_the_speech() {
 }
 
 #[test]
+fn a_large_set_on_short_or_noisy_audio_is_bounded() {
+    // Twenty languages allowed, on cuts of a Portuguese sentence (0.1, 0.5 and 1 s) and on
+    // 30 s of noise with that sentence in it: text or a typed error; and a short clip
+    // (one window) is encoded at most twice (trimmed, then full): the members read in an
+    // unsure detection are decodes of an encoding, never encodings of their own.
+    let codes = [
+        "en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "da", "fi", "no", "cs", "ro", "hu",
+        "el", "tr", "ru", "uk", "ca",
+    ];
+    let set = Languages::from_codes(codes).expect("valid");
+    let engine = WhisperEngine::load(&EngineConfig {
+        model_path: model("ggml-base.bin"),
+        vad_model_path: None,
+        threads: 2,
+        decoding: Decoding::default(),
+        weights: ctxscribe::config::default_weights(),
+    })
+    .expect("model loads");
+    let (path, _, _) = voice_clips()
+        .into_iter()
+        .find(|(path, _, _)| path.ends_with("short_pt_relatorio.wav"))
+        .expect("the Portuguese clip");
+    let bytes = std::fs::read(path).expect("read");
+    let sentence = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
+        .expect("decode")
+        .samples;
+    let mut seed: u32 = 11;
+    let mut noisy: Vec<f32> = (0..16_000 * 30)
+        .map(|_| {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            ((seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5) * 0.05
+        })
+        .collect();
+    for (at, sample) in sentence.iter().enumerate() {
+        noisy[16_000 * 10 + at] += sample;
+    }
+    let cuts = [1_600, 8_000, 16_000].map(|n| sentence[..n.min(sentence.len())].to_vec());
+    for samples in cuts.into_iter().chain([noisy]) {
+        let before = engine.encoder_passes();
+        let result = engine.transcribe(&EngineRequest {
+            samples: &samples,
+            languages: &set,
+            prompt: "",
+            stop: &Stop::NEVER,
+            bias: None,
+        });
+        let seconds = samples.len() / 16_000;
+        if let Err(error) = &result {
+            assert_eq!(
+                error.code().as_str(),
+                "transcription_failed",
+                "{seconds} s: {error}"
+            );
+        }
+        let passes = engine.encoder_passes() - before;
+        assert!(
+            seconds >= 30 || passes <= 2,
+            "{seconds} s: {passes} encoder passes"
+        );
+    }
+}
+
+#[test]
 fn a_whole_minute_is_transcribed_not_just_the_first_window() {
     // jfk five times with pauses: 65 s of audio, more than two Whisper windows.
     let clip = real_clip("en_whisper_jfk");
