@@ -66,7 +66,7 @@ bench-langid: setup bench-venv
 	$(CARGO) build --release --all-features --bin ctxscribe
 	python3 benches/langid/bench.py --fw-python $(FW_VENV)/bin/python
 
-## Long dictation (40-90 s, 11-12 sentences): WER, sentences written twice, capitals
+## Long dictation (38-52 s, 11-12 sentences): WER, sentences written twice, capitals
 ## mid-sentence, beside faster-whisper (both halves).
 bench-longdict: setup bench-venv
 	bash benches/longdict/synthesize.sh
