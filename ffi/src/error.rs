@@ -6,6 +6,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use ctxscribe::ErrorCode;
 
+use crate::ptr::guard_or;
+
 /// The outcome of a fallible call.
 ///
 /// Values are explicit and stable: a value is never reused for another meaning. Values
@@ -257,12 +259,6 @@ pub(crate) unsafe fn guard(
         }
     }
     status
-}
-
-/// Runs the body of an infallible exported function (an accessor, a `_free`), returning
-/// `fallback` if it panics.
-pub(crate) fn guard_or<T>(fallback: T, body: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
 }
 
 /// [`guard`] for a call that changes the object behind `target`, the argument the caller

@@ -1,12 +1,12 @@
-//! Turning the caller's pointers into references, with the NULL checks in one place.
+//! Turning the caller's pointers into references, with the NULL checks in one place, and
+//! the panic guard of infallible calls.
 //!
 //! Each helper is `unsafe` with the contract it relies on; the exported functions pass
 //! their own contract (stated in their `# Safety` sections) down to these.
 
 use std::ffi::{CStr, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
-
-use crate::error::guard_or;
 
 /// A pointer argument that must not be NULL was NULL: the argument's name. Becomes
 /// `CTXSCRIBE_STATUS_NULL_ARGUMENT` (`crate::error`).
@@ -121,4 +121,10 @@ pub(crate) unsafe fn free<T>(ptr: *mut T) {
         // SAFETY: from `Box::into_raw`, freed exactly once, by this function's contract.
         guard_or((), || drop(unsafe { Box::from_raw(ptr) }));
     }
+}
+
+/// Runs the body of an infallible exported function (an accessor, a `_free`), returning
+/// `fallback` if it panics.
+pub(crate) fn guard_or<T>(fallback: T, body: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
 }

@@ -7,6 +7,7 @@ use std::ptr::{null, null_mut};
 
 use crate::config::*;
 use crate::error::*;
+use crate::ptr::guard_or;
 use crate::request::*;
 use crate::transcriber::*;
 use crate::transcript::*;

@@ -5,7 +5,8 @@ use std::ptr::null;
 use ctxscribe::{Audio, AudioLimits, CheckedAudio, ContextTranscriber, TranscriptionRequest};
 
 use crate::config::ctxscribe_config;
-use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard, guard_or};
+use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard};
+use crate::ptr::guard_or;
 use crate::ptr::{self, NullArgument};
 use crate::request::{Context, ctxscribe_request};
 use crate::run::{self, ctxscribe_run_options};
