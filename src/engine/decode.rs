@@ -68,7 +68,7 @@ pub(crate) struct Decoded {
 }
 
 impl Decoded {
-    pub(crate) fn fails(&self) -> bool {
+    fn fails(&self) -> bool {
         self.is_loop() || self.avg_logprob < MIN_AVG_LOGPROB
     }
 

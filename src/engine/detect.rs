@@ -17,8 +17,9 @@ const MAX_CANDIDATES: usize = 6;
 const MIN_CANDIDATE_PROBABILITY: f32 = 0.01;
 /// Weight of a candidate's detection log-probability beside its decode's average token
 /// log-probability. Chosen on benches/langid's tuning half (0.2-0.3 picked the most
-/// languages right there; 0, the decode alone, picked Hungarian, Lithuanian and Japanese
-/// for espeak-ng French, German and Portuguese).
+/// languages right there; 0, the decode alone, favoured unlikely languages whose reading
+/// happened to be fluent: Hungarian, Lithuanian and Japanese for espeak-ng French, German
+/// and Portuguese).
 const DETECTION_WEIGHT: f32 = 0.3;
 
 /// A detection: the languages allowed, likeliest first, each with its probability among
@@ -93,13 +94,10 @@ fn softmax_ranked(mut logits: Vec<(Language, f32)>) -> Vec<(Language, f32)> {
 
 /// The language of an unsure detection (`ranked`, from [`Detection`]) decided by the
 /// model's reading of the audio: each likely candidate is decoded (`read(language)`:
-/// the average token log-probability of its decode, `None` when the decode fails: a
-/// loop, or too unlikely to stand) and the best decode, weighed with its detection
-/// probability, wins. Speech the detector hesitates on is usually read fluently in its
-/// own language and haltingly in the others; this costs a few short decodes instead of
-/// encoding the window again over the full 30 s (what Whisper's detection was trained
-/// on; ~1.2 s on 2 cores). `None` when no candidate reads: the caller needs that
-/// encoding after all.
+/// the average token log-probability of its decode, `None` when the reading does not
+/// count) and the best reading, weighed with its detection probability, wins. Speech
+/// the detector hesitates on is usually read more fluently in its own language than in
+/// the others. `None` when no candidate reads.
 pub(crate) fn decide_by_decoding(
     ranked: &[(Language, f32)],
     mut read: impl FnMut(Language) -> Result<Option<f32>>,

@@ -284,11 +284,11 @@ impl WhisperEngine {
     }
 
     /// Encodes `audio` into `state` and returns its language (`known`, else detected on
-    /// this encoding) and whether the encoding is the full 30 s one. An unsure detection
-    /// on a trimmed encoding is decided by reading a set's members in it
-    /// ([`Self::read_candidates`]); when none reads (or over all languages), the window
-    /// is encoded over the full 30 s (what Whisper's detection was trained on) and
-    /// detected again, a set's members read there once more if still unsure.
+    /// this encoding) and whether the encoding is the full 30 s one. A trimmed encoding
+    /// whose detection is unsure is replaced by a full 30 s one (Whisper's detection was
+    /// trained on those, and its decodes of hard audio are better there) and detected
+    /// again; if that is still unsure among a set's members, they are read there
+    /// ([`Self::read_candidates`]).
     fn encode_and_detect(
         &self,
         state: &mut DecoderState,
@@ -307,13 +307,10 @@ impl WhisperEngine {
         if full || detection.is_sure() {
             return Ok((detection.best(), full));
         }
-        if let Some(language) = self.read_candidates(state, audio, request, &detection, false)? {
-            return Ok((language, false));
-        }
         self.encode(state, audio, FULL_ENCODER_CTX)?;
         let detection = detect(state, vocabulary, request.languages, self.threads)?;
         if !detection.is_sure()
-            && let Some(language) = self.read_candidates(state, audio, request, &detection, true)?
+            && let Some(language) = self.read_candidates(state, audio, request, &detection)?
         {
             return Ok((language, true));
         }
@@ -321,18 +318,15 @@ impl WhisperEngine {
     }
 
     /// An unsure detection among a set's members decided by the model's reading of the
-    /// audio in each ([`decide_by_decoding`]); `None` over all of Whisper's languages
-    /// (there the full encoding's detection picked more right than the readings:
-    /// docs/engine.md) or when no member reads. A reading counts when its greedy decode
-    /// stands (no loop, average log-probability at least -1.0); as the `last_resort`,
-    /// on the full encoding, any reading that does not loop counts.
+    /// audio in each ([`decide_by_decoding`]; a reading that loops does not count);
+    /// `None` over all of Whisper's languages (there the detection alone picked more
+    /// right than the readings: docs/engine.md) or when no member reads.
     fn read_candidates(
         &self,
         state: &mut DecoderState,
         audio: &[f32],
         request: &EngineRequest<'_>,
         detection: &Detection,
-        last_resort: bool,
     ) -> Result<Option<Language>> {
         if !matches!(request.languages, Languages::AnyOf(_)) {
             return Ok(None);
@@ -352,8 +346,7 @@ impl WhisperEngine {
                 on_segment: None,
             };
             let decoded = decode::first_attempt(state, vocabulary, &request)?;
-            let reads = !decoded.fails() || (last_resort && !decoded.is_loop());
-            Ok(reads.then_some(decoded.avg_logprob))
+            Ok((!decoded.is_loop()).then_some(decoded.avg_logprob))
         })
     }
 
