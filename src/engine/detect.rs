@@ -8,8 +8,10 @@ use super::tokens::Vocabulary;
 use crate::context::{Language, Languages};
 use crate::error::{Error, Result};
 
-/// A detection at least this sure (its probability among the allowed languages) is
-/// taken as it is.
+/// A detection whose best allowed language holds at least this share of the probability
+/// over all of Whisper's languages is taken as it is; below it, the window is encoded
+/// over the full 30 s and detected again (docs/engine.md#language). On the 64 real clips
+/// the least sure trimmed detection was 0.60, and trimmed and full agreed everywhere.
 const SURE_PROBABILITY: f32 = 0.7;
 /// Candidates an unsure detection decodes, at most.
 const MAX_CANDIDATES: usize = 6;
