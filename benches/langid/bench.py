@@ -18,53 +18,20 @@ import argparse
 import json
 import re
 import statistics
-import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benches"))
+from clip_bench import edits, run_ctxscribe, run_fw  # noqa: E402
+
 SET = "es,fr,de,it,pt,en"
-FW = """
-import json, sys, time
-from faster_whisper import WhisperModel
-model = WhisperModel(sys.argv[1], device="cpu", compute_type="int8", cpu_threads=2)
-for path in sys.argv[2:]:
-    started = time.perf_counter()
-    segments, info = model.transcribe(path, beam_size=5)
-    text = " ".join(s.text.strip() for s in segments)
-    print(json.dumps({"text": text, "language": info.language,
-                      "secs": time.perf_counter() - started}), flush=True)
-"""
 
 
 def words(text: str) -> list[str]:
     text = unicodedata.normalize("NFKC", text.lower())
     return re.sub(r"[^\w' ]", " ", text).split()
-
-
-def edits(reference: list[str], hypothesis: list[str]) -> int:
-    row = list(range(len(hypothesis) + 1))
-    for i, r in enumerate(reference, 1):
-        diagonal, row[0] = row[0], i
-        for j, h in enumerate(hypothesis, 1):
-            diagonal, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diagonal + (r != h))
-    return row[-1]
-
-
-def run_ctxscribe(binary: str, paths: list[str], languages: str | None) -> list[dict]:
-    command = [binary, "transcribe", "--json", "--model", "base", *paths]
-    if languages:
-        command[3:3] = ["--languages", languages]
-    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return [{"text": r["text"], "language": r.get("language"),
-             "secs": r["timings"]["total_secs"]} for r in rows]
-
-
-def run_fw(python: str, paths: list[str]) -> list[dict]:
-    out = subprocess.run([python, "-c", FW, str(ROOT / "models/ct2/base"), *paths],
-                         capture_output=True, text=True, check=True).stdout
-    return [json.loads(line) for line in out.splitlines()]
 
 
 def report(name: str, cases: list[dict], rows: list[dict], verbose: bool) -> None:

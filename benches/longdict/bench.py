@@ -21,22 +21,13 @@ import argparse
 import difflib
 import json
 import re
-import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FW = """
-import json, sys, time
-from faster_whisper import WhisperModel
-model = WhisperModel(sys.argv[1], device="cpu", compute_type="int8", cpu_threads=2)
-for path in sys.argv[2:]:
-    started = time.perf_counter()
-    segments, info = model.transcribe(path, beam_size=5)
-    text = " ".join(s.text.strip() for s in segments)
-    print(json.dumps({"text": text, "secs": time.perf_counter() - started}), flush=True)
-"""
-
+sys.path.insert(0, str(ROOT / "benches"))
+from clip_bench import edits, run_ctxscribe, run_fw  # noqa: E402
 
 def norm(word: str) -> str:
     return re.sub(r"[^\w']", "", word.lower())
@@ -45,15 +36,6 @@ def norm(word: str) -> str:
 def tokens(text: str) -> list[str]:
     """Written words, punctuation attached; empty normalised words dropped."""
     return [w for w in text.split() if norm(w)]
-
-
-def wer_edits(reference: list[str], hypothesis: list[str]) -> int:
-    row = list(range(len(hypothesis) + 1))
-    for i, r in enumerate(reference, 1):
-        diagonal, row[0] = row[0], i
-        for j, h in enumerate(hypothesis, 1):
-            diagonal, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diagonal + (r != h))
-    return row[-1]
 
 
 def repeats(reference: list[str], hypothesis: list[str], n: int = 6) -> list[str]:
@@ -77,29 +59,16 @@ def capitals(reference: list[str], hypothesis: list[str]) -> list[str]:
     return found
 
 
-def run_ctxscribe(binary: str, paths: list[str]) -> list[dict]:
-    out = subprocess.run([binary, "transcribe", "--json", "--model", "base", *paths],
-                         capture_output=True, text=True, check=True).stdout
-    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return [{"text": r["text"], "secs": r["timings"]["total_secs"]} for r in rows]
-
-
-def run_fw(python: str, paths: list[str]) -> list[dict]:
-    out = subprocess.run([python, "-c", FW, str(ROOT / "models/ct2/base"), *paths],
-                         capture_output=True, text=True, check=True).stdout
-    return [json.loads(line) for line in out.splitlines()]
-
-
 def report(name: str, cases: list[dict], rows: list[dict], verbose: bool) -> None:
     totals = Counter()
     cells = []
     for case, row in zip(cases, rows, strict=True):
         ref, hyp = tokens(case["reference"]), tokens(row["text"])
-        edits = wer_edits([norm(w) for w in ref], [norm(w) for w in hyp])
+        errors = edits([norm(w) for w in ref], [norm(w) for w in hyp])
         rep, caps = repeats([norm(w) for w in ref], [norm(w) for w in hyp]), capitals(ref, hyp)
-        totals.update(edits=edits, words=len(ref), repeats=len(rep), capitals=len(caps),
+        totals.update(edits=errors, words=len(ref), repeats=len(rep), capitals=len(caps),
                       secs=row["secs"], files_repeating=bool(rep))
-        cells.append(f"{edits / len(ref):.3f} / {len(rep)} / {len(caps)}")
+        cells.append(f"{errors / len(ref):.3f} / {len(rep)} / {len(caps)}")
         if verbose and (rep or caps):
             print(f"    {name} {case['id']}: capitals {caps}; repeated: {rep[:3]}")
     print(f"| {name} | {' | '.join(cells)} | {totals['edits'] / totals['words']:.3f} | "
