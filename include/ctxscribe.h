@@ -555,6 +555,54 @@ ctxscribe_status ctxscribe_request_set_dictionary(ctxscribe_request *request,
                                                   const char *text,
                                                   ctxscribe_error **err_out);
 
+// Adds a spoken form of a dictionary term: how the term is said when that is not how
+// it is spelled (`"Nguyen"`, `"win"`). The form is matched in the transcript like the
+// forms derived from the term's spelling; the term is still written only where one of
+// its forms was heard. Same rules as the HTTP server's `sounds_like` field.
+//
+// Errors: `CTXSCRIBE_STATUS_INVALID_REQUEST` (param `"sounds_like"`) when `term` is
+// not a dictionary term of the request (add the term first), for a form that is empty
+// or over 100 characters or has a character other than letters, spaces, apostrophes
+// and hyphens, for more than 10 distinct forms of one term, or text that is not UTF-8.
+// On failure the request is unchanged. A later dictionary that drops the term fails
+// in `ctxscribe_transcriber_transcribe()`.
+// NULL rules: `request`, `term` and `form` must not be NULL. `err_out` may be NULL;
+// otherwise, on failure only, `*err_out` receives an error object to free with
+// `ctxscribe_error_free()`.
+// Ownership: `term` and `form` are copied; the caller keeps them.
+// Thread safety: not while another thread uses `request`. Does not block.
+//
+// # Safety
+//
+// `request` is NULL or a live request; `term` and `form` are NULL or NUL-terminated
+// strings; `err_out` is NULL or valid for writing one pointer.
+ctxscribe_status ctxscribe_request_add_sounds_like(ctxscribe_request *request,
+                                                   const char *term,
+                                                   const char *form,
+                                                   ctxscribe_error **err_out);
+
+// Replaces the spoken forms with the `sounds_like` field as sent on the wire: a JSON
+// object of dictionary term -> array of spoken forms (`{"Nguyen": ["win"]}`); empty
+// text or `null` means none. Same rules as the HTTP server.
+//
+// Errors: `CTXSCRIBE_STATUS_INVALID_REQUEST` (param `"sounds_like"`) for malformed
+// JSON, another shape, a key that is not a dictionary term of the request (set the
+// dictionary first), a form as `ctxscribe_request_add_sounds_like()` rejects, or text
+// that is not UTF-8. On failure the request is unchanged.
+// NULL rules: `request` and `json` must not be NULL. `err_out` may be NULL; otherwise,
+// on failure only, `*err_out` receives an error object to free with
+// `ctxscribe_error_free()`.
+// Ownership: `json` is copied; the caller keeps it.
+// Thread safety: not while another thread uses `request`. Does not block.
+//
+// # Safety
+//
+// `request` is NULL or a live request; `json` is NULL or a NUL-terminated string;
+// `err_out` is NULL or valid for writing one pointer.
+ctxscribe_status ctxscribe_request_set_sounds_like_json(ctxscribe_request *request,
+                                                        const char *json,
+                                                        ctxscribe_error **err_out);
+
 // Creates a cancel token that is not cancelled.
 //
 // Ownership: the caller frees it with `ctxscribe_cancel_token_free()`. Returns NULL only

@@ -555,10 +555,32 @@ fn check_invalid_response_format_and_context_fields(server: &Server, wav: &[u8])
         ("dictionary", "bad\u{7}term"),
         ("language", "klingon"),
         ("prompt", "nul \u{0} inside"),
+        ("sounds_like", r#"["win"]"#),
+        ("sounds_like", r#"{"Nguyen": "win"}"#),
+        ("sounds_like", r#"{"Nguyen": ["win"]}"#),
     ] {
         let reply = server.transcribe(&with_wav().text(field, value));
         assert_error(&reply, 400, "invalid_request", Some(field));
     }
+    // `sounds_like` keys must be dictionary terms; forms are words as said; and the
+    // dictionary keeps the contract's form, strings only.
+    for (dictionary, sounds_like) in [
+        ("Nguyen", r#"{"Nguyen": ["win", 3]}"#),
+        ("Nguyen", r#"{"Nguyen": ["w1n"]}"#),
+        ("Nguyen", r#"{"nguyen": ["win"]}"#),
+    ] {
+        let form = with_wav()
+            .text("dictionary", dictionary)
+            .text("sounds_like", sounds_like);
+        assert_error(
+            &server.transcribe(&form),
+            400,
+            "invalid_request",
+            Some("sounds_like"),
+        );
+    }
+    let reply = server.transcribe(&with_wav().text("dictionary", r#"[{"Nguyen": ["win"]}]"#));
+    assert_error(&reply, 400, "invalid_request", Some("dictionary"));
     let reply = server.transcribe(&with_wav().text("dictionary", "a").text("dictionary", "b"));
     assert_error(&reply, 400, "invalid_request", Some("dictionary"));
     let reply = server.transcribe(&with_wav().file_bytes("b.wav", "audio/wav", wav.to_vec()));
@@ -614,6 +636,7 @@ fn request_fields_and_openai_compatibility() {
         )
         .text("languages", r#""en""#)
         .text("dictionary", r#"["Brooklyn Bridge", "Manhattan"]"#)
+        .text("sounds_like", r#"{"Manhattan": ["man hatton"]}"#)
         .file(&clip);
     let text = assert_text(&server.transcribe(&form));
     assert!(text.to_lowercase().contains("brooklyn"), "{text}");

@@ -1,4 +1,5 @@
-//! `ctxscribe_request`: the context of a transcription (messages, languages, dictionary).
+//! `ctxscribe_request`: the context of a transcription (messages, languages, dictionary
+//! and how its terms sound).
 //!
 //! Every item is validated by the library's own rules when it is added, against the
 //! request as it would be with the item added, so an error names the item by its
@@ -8,7 +9,8 @@
 use std::ffi::{CStr, c_char};
 
 use ctxscribe::context::{
-    Messages, parse_dictionary, parse_languages, parse_messages, validate_messages,
+    Messages, SoundsLike, parse_dictionary, parse_languages, parse_messages, parse_sounds_like,
+    validate_messages,
 };
 use ctxscribe::{Dictionary, Languages, Message, Role};
 
@@ -42,6 +44,8 @@ pub struct ctxscribe_request {
     languages: Vec<String>,
     /// The dictionary terms as added (untrimmed, so positions match what was sent).
     terms: Vec<String>,
+    /// Spoken forms per dictionary term, as added.
+    sounds_like: Vec<(String, Vec<String>)>,
 }
 
 /// The request's parts as the library takes them.
@@ -57,8 +61,22 @@ impl ctxscribe_request {
         Ok(Context {
             messages: self.messages.clone(),
             languages: languages_from(&self.languages)?,
-            dictionary: Dictionary::from_terms(&self.terms)?,
+            dictionary: dictionary_from(&self.terms, &self.sounds_like)?,
         })
+    }
+
+    /// Adds one spoken form of `term`, if the request with it is valid.
+    fn add_sounds_like(&mut self, term: &CStr, form: &CStr) -> Result<(), Failure> {
+        let term = utf8(term, "sounds_like", "the sounds_like term")?.trim();
+        let form = utf8(form, "sounds_like", &format!("sounds_like[{term:?}]"))?;
+        let mut pairs = self.sounds_like.clone();
+        match pairs.iter_mut().find(|(key, _)| key == term) {
+            Some((_, forms)) => forms.push(form.to_owned()),
+            None => pairs.push((term.to_owned(), vec![form.to_owned()])),
+        }
+        dictionary_from(&self.terms, &pairs)?;
+        self.sounds_like = pairs;
+        Ok(())
     }
 
     fn add_message(&mut self, role: u32, content: &CStr) -> Result<(), Failure> {
@@ -101,6 +119,17 @@ where
     check(&checked)?;
     *list = checked;
     Ok(())
+}
+
+/// The dictionary of `terms` with the spoken forms of `sounds_like`, by the library's
+/// rules (every key a term).
+fn dictionary_from(
+    terms: &[String],
+    sounds_like: &[(String, Vec<String>)],
+) -> Result<Dictionary, Failure> {
+    let sounds_like =
+        SoundsLike::from_pairs(sounds_like.iter().map(|(term, forms)| (term, forms)))?;
+    Ok(Dictionary::from_terms(terms)?.with_sounds_like(sounds_like)?)
 }
 
 /// No codes means automatic detection; otherwise the library's set rules.
@@ -379,6 +408,83 @@ pub unsafe extern "C" fn ctxscribe_request_set_dictionary(
         with_text(err_out, request, text, "text", |request, text| {
             let dictionary = parse_dictionary(utf8(text, "dictionary", "dictionary")?)?;
             request.terms = dictionary.terms().to_vec();
+            Ok(())
+        })
+    }
+}
+
+/// Adds a spoken form of a dictionary term: how the term is said when that is not how
+/// it is spelled (`"Nguyen"`, `"win"`). The form is matched in the transcript like the
+/// forms derived from the term's spelling; the term is still written only where one of
+/// its forms was heard. Same rules as the HTTP server's `sounds_like` field.
+///
+/// Errors: `CTXSCRIBE_STATUS_INVALID_REQUEST` (param `"sounds_like"`) when `term` is
+/// not a dictionary term of the request (add the term first), for a form that is empty
+/// or over 100 characters or has a character other than letters, spaces, apostrophes
+/// and hyphens, for more than 10 distinct forms of one term, or text that is not UTF-8.
+/// On failure the request is unchanged. A later dictionary that drops the term fails
+/// in `ctxscribe_transcriber_transcribe()`.
+/// NULL rules: `request`, `term` and `form` must not be NULL. `err_out` may be NULL;
+/// otherwise, on failure only, `*err_out` receives an error object to free with
+/// `ctxscribe_error_free()`.
+/// Ownership: `term` and `form` are copied; the caller keeps them.
+/// Thread safety: not while another thread uses `request`. Does not block.
+///
+/// # Safety
+///
+/// `request` is NULL or a live request; `term` and `form` are NULL or NUL-terminated
+/// strings; `err_out` is NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_request_add_sounds_like(
+    request: *mut ctxscribe_request,
+    term: *const c_char,
+    form: *const c_char,
+    err_out: *mut *mut ctxscribe_error,
+) -> ctxscribe_status {
+    // SAFETY: `request` is NULL or a live request nobody else uses, `term` and `form`
+    // NULL or NUL-terminated strings, `err_out` NULL or valid for writing one pointer
+    // (contract).
+    unsafe {
+        with_text(err_out, request, term, "term", |request, term| {
+            // SAFETY: NULL or a NUL-terminated string, by this function's contract.
+            let form = ptr::try_c_str(form, "form")?;
+            request.add_sounds_like(term, form)
+        })
+    }
+}
+
+/// Replaces the spoken forms with the `sounds_like` field as sent on the wire: a JSON
+/// object of dictionary term -> array of spoken forms (`{"Nguyen": ["win"]}`); empty
+/// text or `null` means none. Same rules as the HTTP server.
+///
+/// Errors: `CTXSCRIBE_STATUS_INVALID_REQUEST` (param `"sounds_like"`) for malformed
+/// JSON, another shape, a key that is not a dictionary term of the request (set the
+/// dictionary first), a form as `ctxscribe_request_add_sounds_like()` rejects, or text
+/// that is not UTF-8. On failure the request is unchanged.
+/// NULL rules: `request` and `json` must not be NULL. `err_out` may be NULL; otherwise,
+/// on failure only, `*err_out` receives an error object to free with
+/// `ctxscribe_error_free()`.
+/// Ownership: `json` is copied; the caller keeps it.
+/// Thread safety: not while another thread uses `request`. Does not block.
+///
+/// # Safety
+///
+/// `request` is NULL or a live request; `json` is NULL or a NUL-terminated string;
+/// `err_out` is NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_request_set_sounds_like_json(
+    request: *mut ctxscribe_request,
+    json: *const c_char,
+    err_out: *mut *mut ctxscribe_error,
+) -> ctxscribe_status {
+    // SAFETY: `request` is NULL or a live request nobody else uses, `json` NULL or a
+    // NUL-terminated string, `err_out` NULL or valid for writing one pointer (contract).
+    unsafe {
+        with_text(err_out, request, json, "json", |request, json| {
+            let sounds_like = parse_sounds_like(utf8(json, "sounds_like", "sounds_like")?)?;
+            let pairs = sounds_like.entries().to_vec();
+            dictionary_from(&request.terms, &pairs)?;
+            request.sounds_like = pairs;
             Ok(())
         })
     }

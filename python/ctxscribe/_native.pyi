@@ -49,6 +49,8 @@ _Messages: TypeAlias = Sequence[Mapping[str, Any]] | str
 _Languages: TypeAlias = str | Iterable[str]
 # ["kubectl", "Ramipril"], or "kubectl, Ramipril", or '["kubectl", "Ramipril"]'.
 _Dictionary: TypeAlias = str | Iterable[str]
+# How dictionary terms are said: {"Nguyen": ["win", "nuh win"]}, or its JSON text.
+_SoundsLike: TypeAlias = str | Mapping[str, Iterable[str]]
 
 @final
 class ContextTranscriber:
@@ -97,6 +99,7 @@ class ContextTranscriber:
         messages: _Messages | None = None,
         languages: _Languages | None = None,
         dictionary: _Dictionary | None = None,
+        sounds_like: _SoundsLike | None = None,
         cancel: CancelToken | None = None,
     ) -> Transcript:
         """Transcribes one audio file (wav, webm, mp3, m4a or ogg), or PCM samples.
@@ -123,6 +126,7 @@ class ContextTranscriber:
         messages: _Messages | None = None,
         languages: _Languages | None = None,
         dictionary: _Dictionary | None = None,
+        sounds_like: _SoundsLike | None = None,
         cancel: CancelToken | None = None,
     ) -> asyncio.Future[Transcript]:
         """``await transcriber.transcribe_async(...)``: :meth:`transcribe` on the running
@@ -137,6 +141,7 @@ class ContextTranscriber:
         messages: _Messages | None = None,
         languages: _Languages | None = None,
         dictionary: _Dictionary | None = None,
+        sounds_like: _SoundsLike | None = None,
         sample_rate: int | None = None,
         cancel: CancelToken | None = None,
     ) -> TranscriptStream:

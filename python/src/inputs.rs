@@ -15,13 +15,19 @@
 //! | `dictionary` | `None` | empty |
 //! | | `str` (comma list or JSON array) | [`parse_dictionary`] |
 //! | | iterable of `str` | [`Dictionary::from_terms`] |
+//! | `sounds_like` | `None` | no spoken forms |
+//! | | `str` (JSON object) | [`parse_sounds_like`] |
+//! | | mapping of `str` -> iterable of `str` | [`SoundsLike::from_pairs`] |
+//! | | | both attached with [`Dictionary::with_sounds_like`] |
 //!
 //! Wrong Python types in these fields and in `audio` are `invalid_request` errors (an
 //! `InvalidRequestError`, which is also a `ValueError`), like any other malformed field.
 
 use std::path::PathBuf;
 
-use ctxscribe::context::{Messages, parse_dictionary, parse_languages, parse_messages};
+use ctxscribe::context::{
+    Messages, SoundsLike, parse_dictionary, parse_languages, parse_messages, parse_sounds_like,
+};
 use ctxscribe::{Dictionary, Languages};
 use pyo3::exceptions::{PyRecursionError, PyTypeError, PyValueError};
 use pyo3::intern;
@@ -166,14 +172,91 @@ pub(crate) fn dictionary(dictionary: Option<&Bound<'_, PyAny>>) -> PyResult<Dict
     result.map_err(|error| to_pyerr(py, &error))
 }
 
+/// `dictionary` with the spoken forms of `sounds_like`: `None`, a JSON object as a string,
+/// or a mapping of each term to an iterable of forms (a `str` value is not a list).
+pub(crate) fn with_sounds_like(
+    dictionary: Dictionary,
+    sounds_like: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Dictionary> {
+    let Some(sounds_like) = sounds_like.filter(|value| !value.is_none()) else {
+        return Ok(dictionary);
+    };
+    let py = sounds_like.py();
+    let parsed = if let Ok(text) = sounds_like.cast::<PyString>() {
+        parse_sounds_like(&str_or_invalid(text, "sounds_like", "sounds_like")?)
+    } else {
+        SoundsLike::from_pairs(sound_pairs(sounds_like)?)
+    };
+    parsed
+        .and_then(|forms| dictionary.with_sounds_like(forms))
+        .map_err(|error| to_pyerr(py, &error))
+}
+
+/// The `(term, forms)` pairs of a `sounds_like` mapping.
+fn sound_pairs(mapping: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Vec<String>)>> {
+    let py = mapping.py();
+    let items = mapping
+        .getattr(intern!(py, "items"))
+        .and_then(|items| items.call0())
+        .map_err(|_| {
+            invalid(
+                py,
+                "sounds_like",
+                format!(
+                    "sounds_like must be a mapping of dictionary terms to lists of spoken \
+                     forms, or its JSON text, got {}",
+                    type_name(mapping)
+                ),
+            )
+        })?;
+    let mut pairs = Vec::new();
+    for item in items.try_iter()? {
+        let (term, forms): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+        let Ok(term) = term.cast::<PyString>() else {
+            return Err(invalid(
+                py,
+                "sounds_like",
+                format!(
+                    "sounds_like keys must be str terms, got {}",
+                    type_name(&term)
+                ),
+            ));
+        };
+        let term = str_or_invalid(term, "sounds_like", "a sounds_like key")?;
+        let at = format!("sounds_like[{term:?}]");
+        if forms.cast::<PyString>().is_ok() {
+            return Err(invalid(
+                py,
+                "sounds_like",
+                format!("{at} must be a list of str spoken forms, got a str"),
+            ));
+        }
+        pairs.push((
+            term,
+            strings_at(&forms, "sounds_like", &at, "spoken forms")?,
+        ));
+    }
+    Ok(pairs)
+}
+
 /// The items of a non-string iterable, each of which must be a `str`.
 fn strings(value: &Bound<'_, PyAny>, param: &'static str, what: &str) -> PyResult<Vec<String>> {
+    strings_at(value, param, param, what)
+}
+
+/// [`strings`] of the value at `at` (`sounds_like["Nguyen"]`) in the field `param`.
+fn strings_at(
+    value: &Bound<'_, PyAny>,
+    param: &'static str,
+    at: &str,
+    what: &str,
+) -> PyResult<Vec<String>> {
     let py = value.py();
     if value.cast::<PyBytes>().is_ok() || value.cast::<PyByteArray>().is_ok() {
         return Err(invalid(
             py,
             param,
-            format!("{param} must be a str or a list of str {what}, got bytes"),
+            format!("{at} must be a str or a list of str {what}, got bytes"),
         ));
     }
     let items = value.try_iter().map_err(|_| {
@@ -181,7 +264,7 @@ fn strings(value: &Bound<'_, PyAny>, param: &'static str, what: &str) -> PyResul
             py,
             param,
             format!(
-                "{param} must be a str or a list of str {what}, got {}",
+                "{at} must be a str or a list of str {what}, got {}",
                 type_name(value)
             ),
         )
@@ -193,10 +276,10 @@ fn strings(value: &Bound<'_, PyAny>, param: &'static str, what: &str) -> PyResul
             return Err(invalid(
                 py,
                 param,
-                format!("{param}[{index}] must be a str, got {}", type_name(&item)),
+                format!("{at}[{index}] must be a str, got {}", type_name(&item)),
             ));
         };
-        strings.push(str_or_invalid(text, param, &format!("{param}[{index}]"))?);
+        strings.push(str_or_invalid(text, param, &format!("{at}[{index}]"))?);
     }
     Ok(strings)
 }

@@ -109,12 +109,15 @@ impl PyContextTranscriber {
     /// binary file object. ``messages`` are chat-style context
     /// (``[{"role": "system" | "user", "content": str}]``), ``languages`` the allowed
     /// languages (``"auto"``, ``"de"``, ``"de,en"`` or ``["de", "en"]``) and
-    /// ``dictionary`` terms to spell exactly (``["kubectl"]`` or ``"kubectl, Ramipril"``).
+    /// ``dictionary`` terms to spell exactly (``["kubectl"]`` or ``"kubectl, Ramipril"``);
+    /// ``sounds_like`` says how dictionary terms are said when not as spelled
+    /// (``{"Nguyen": ["win"]}``).
     /// ``cancel`` (a :class:`CancelToken`) stops the call from another thread with
     /// :class:`CancelledError`. The GIL is released while the file is read and
     /// transcribed.
     #[pyo3(signature = (
-        audio, *, sample_rate=None, messages=None, languages=None, dictionary=None, cancel=None
+        audio, *, sample_rate=None, messages=None, languages=None, dictionary=None,
+        sounds_like=None, cancel=None
     ))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per option.
     fn transcribe(
@@ -125,9 +128,11 @@ impl PyContextTranscriber {
         messages: Option<&Bound<'_, PyAny>>,
         languages: Option<&Bound<'_, PyAny>>,
         dictionary: Option<&Bound<'_, PyAny>>,
+        sounds_like: Option<&Bound<'_, PyAny>>,
         cancel: Option<PyRef<'_, PyCancelToken>>,
     ) -> PyResult<PyTranscript> {
-        let inputs = Inputs::copy(audio, sample_rate, messages, languages, dictionary)?;
+        let context = [messages, languages, dictionary, sounds_like];
+        let inputs = Inputs::copy(audio, sample_rate, context)?;
         let cancel = cancel.map(|token| token.inner.clone());
         let transcriber = &self.inner;
         // Read, decode and transcribe detached from the interpreter: other Python threads
@@ -150,7 +155,8 @@ impl PyContextTranscriber {
     /// The arguments are :meth:`transcribe`'s; invalid ones raise here, the file is read
     /// here too, and the transcription's own failures are raised by the iteration.
     #[pyo3(signature = (
-        audio, *, messages=None, languages=None, dictionary=None, sample_rate=None, cancel=None
+        audio, *, messages=None, languages=None, dictionary=None, sounds_like=None,
+        sample_rate=None, cancel=None
     ))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per option.
     fn stream(
@@ -160,10 +166,12 @@ impl PyContextTranscriber {
         messages: Option<&Bound<'_, PyAny>>,
         languages: Option<&Bound<'_, PyAny>>,
         dictionary: Option<&Bound<'_, PyAny>>,
+        sounds_like: Option<&Bound<'_, PyAny>>,
         sample_rate: Option<&Bound<'_, PyAny>>,
         cancel: Option<PyRef<'_, PyCancelToken>>,
     ) -> PyResult<PyTranscriptStream> {
-        let inputs = Inputs::copy(audio, sample_rate, messages, languages, dictionary)?;
+        let context = [messages, languages, dictionary, sounds_like];
+        let inputs = Inputs::copy(audio, sample_rate, context)?;
         let transcriber = &self.inner;
         let request = py
             .detach(move || inputs.request(transcriber))
@@ -180,7 +188,8 @@ impl PyContextTranscriber {
     /// is released during the transcription). Returns an ``asyncio.Future``; errors are
     /// raised when it is awaited.
     #[pyo3(signature = (
-        audio, *, sample_rate=None, messages=None, languages=None, dictionary=None, cancel=None
+        audio, *, sample_rate=None, messages=None, languages=None, dictionary=None,
+        sounds_like=None, cancel=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn transcribe_async<'py>(
@@ -190,6 +199,7 @@ impl PyContextTranscriber {
         messages: Option<&Bound<'py, PyAny>>,
         languages: Option<&Bound<'py, PyAny>>,
         dictionary: Option<&Bound<'py, PyAny>>,
+        sounds_like: Option<&Bound<'py, PyAny>>,
         cancel: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
@@ -201,6 +211,7 @@ impl PyContextTranscriber {
         kwargs.set_item("messages", messages)?;
         kwargs.set_item("languages", languages)?;
         kwargs.set_item("dictionary", dictionary)?;
+        kwargs.set_item("sounds_like", sounds_like)?;
         kwargs.set_item("cancel", cancel)?;
         let call = py.import(intern!(py, "functools"))?.call_method(
             intern!(py, "partial"),
@@ -245,17 +256,16 @@ impl Inputs {
     fn copy(
         audio: &Bound<'_, PyAny>,
         sample_rate: Option<&Bound<'_, PyAny>>,
-        messages: Option<&Bound<'_, PyAny>>,
-        languages: Option<&Bound<'_, PyAny>>,
-        dictionary: Option<&Bound<'_, PyAny>>,
+        context: [Option<&Bound<'_, PyAny>>; 4],
     ) -> PyResult<Self> {
+        let [messages, languages, dictionary, sounds_like] = context;
         let (source, filename) = source(audio, sample_rate)?;
         Ok(Inputs {
             source,
             filename,
             messages: inputs::messages(messages)?,
             languages: inputs::languages(languages)?,
-            dictionary: inputs::dictionary(dictionary)?,
+            dictionary: inputs::with_sounds_like(inputs::dictionary(dictionary)?, sounds_like)?,
         })
     }
 

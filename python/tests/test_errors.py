@@ -168,6 +168,14 @@ INVALID_FIELDS: list[tuple[str, Any, str]] = [
     ("dictionary", [f"term{i}" for i in range(1001)], "1000"),
     ("dictionary", '{"not": "a list"}', "dictionary"),
     ("dictionary", ["ok", "\udc80"], "dictionary[1] is not valid Unicode"),
+    ("sounds_like", 42, "sounds_like must be a mapping of dictionary terms"),
+    ("sounds_like", {"Nguyen": "win"}, 'sounds_like["Nguyen"] must be a list of str'),
+    ("sounds_like", {"Nguyen": ["win", 3]}, 'sounds_like["Nguyen"][1] must be a str, got int'),
+    ("sounds_like", {1: ["win"]}, "sounds_like keys must be str"),
+    ("sounds_like", {"Nguyen": ["w1n"]}, "letters, spaces, apostrophes and hyphens"),
+    ("sounds_like", {"Nguyen": [f"form {chr(97 + i)}" for i in range(11)]}, "10"),
+    ("sounds_like", {"Nguyen": ["win"]}, "not a term of the dictionary"),
+    ("sounds_like", '["win"]', "must be a JSON object"),
 ]
 
 

@@ -69,6 +69,10 @@ pub(crate) struct TranscribeArgs {
     /// Terms to write as given: a comma list or a JSON array.
     #[arg(long, value_name = "TERMS")]
     dictionary: Option<String>,
+    /// How a dictionary term is said: TERM=FORM[,FORM...] (`Nguyen=win,nuh win`),
+    /// repeatable; or a JSON object of term -> array of forms, or @FILE holding one.
+    #[arg(long = "sounds-like", value_name = "TERM=FORMS|JSON|@FILE")]
+    sounds_like: Vec<String>,
     /// Chat-style context: a JSON array of {"role", "content"}, or @FILE holding one.
     #[arg(long, value_name = "JSON|@FILE")]
     messages: Option<String>,

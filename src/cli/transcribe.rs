@@ -7,7 +7,9 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::{EXIT_INTERRUPTED, EXIT_OK, TranscribeArgs, report};
-use crate::context::{Messages, parse_dictionary, parse_languages, parse_messages};
+use crate::context::{
+    Messages, SoundsLike, parse_dictionary, parse_languages, parse_messages, parse_sounds_like,
+};
 use crate::error::{Error, Result};
 use crate::{
     AudioLimits, CancelToken, CheckedAudio, ContextTranscriber, Dictionary, Event, Languages,
@@ -39,7 +41,8 @@ pub(crate) fn run(args: &TranscribeArgs) -> Result<i32> {
         dictionary: args
             .dictionary
             .as_deref()
-            .map_or_else(|| Ok(Dictionary::default()), parse_dictionary)?,
+            .map_or_else(|| Ok(Dictionary::default()), parse_dictionary)?
+            .with_sounds_like(sounds_like(&args.sounds_like)?)?,
     };
     let mut builder = ContextTranscriber::builder();
     if let Some(model) = &args.model {
@@ -103,11 +106,42 @@ pub(crate) fn run(args: &TranscribeArgs) -> Result<i32> {
 
 /// `--messages`: the JSON itself, or `@FILE` holding it.
 fn messages_text(value: &str) -> Result<String> {
+    field_text("messages", value)
+}
+
+/// `value`, or the text of the file `@FILE` names, for the field `param`.
+fn field_text(param: &'static str, value: &str) -> Result<String> {
     let Some(path) = value.strip_prefix('@') else {
         return Ok(value.to_owned());
     };
     std::fs::read_to_string(path)
-        .map_err(|e| Error::invalid("messages", format!("cannot read {path}: {e}")))
+        .map_err(|e| Error::invalid(param, format!("cannot read {path}: {e}")))
+}
+
+/// The `--sounds-like` values together: each is `TERM=FORM[,FORM...]`, a JSON object
+/// (the HTTP field's form) or `@FILE` holding one.
+fn sounds_like(values: &[String]) -> Result<SoundsLike> {
+    let mut pairs: Vec<(String, Vec<String>)> = Vec::new();
+    for value in values {
+        let text = field_text("sounds_like", value)?;
+        if text.trim_start().starts_with('{') {
+            pairs.extend_from_slice(parse_sounds_like(&text)?.entries());
+        } else if let Some((term, forms)) = text.split_once('=') {
+            pairs.push((
+                term.to_owned(),
+                forms.split(',').map(str::to_owned).collect(),
+            ));
+        } else {
+            return Err(Error::invalid(
+                "sounds_like",
+                format!(
+                    "--sounds-like must be TERM=FORM[,FORM...] or a JSON object, got {:?}",
+                    text.chars().take(40).collect::<String>()
+                ),
+            ));
+        }
+    }
+    SoundsLike::from_pairs(pairs)
 }
 
 /// Reads and transcribes one file: `-`, a directory or a missing file is an

@@ -6,17 +6,21 @@ use std::collections::HashSet;
 
 use crate::error::{Error, Result};
 
+use super::SoundsLike;
 use super::request::{
     MAX_DICTIONARY_TERMS, MAX_DICTIONARY_TEXT_BYTES, MAX_TERM_CHARS, check_text_size, excerpt,
     indexed_strings, is_absent, parse_json_array,
 };
 
 const PARAM: &str = "dictionary";
+const SOUNDS_LIKE: &str = "sounds_like";
 
-/// Validated dictionary terms: trimmed, non-empty, distinct, in the order given.
+/// Validated dictionary terms: trimmed, non-empty, distinct, in the order given; and
+/// the spoken forms given for some of them ([`Dictionary::with_sounds_like`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Dictionary {
     terms: Vec<String>,
+    sounds_like: SoundsLike,
 }
 
 impl Dictionary {
@@ -65,6 +69,39 @@ impl Dictionary {
     #[must_use]
     pub fn len(&self) -> usize {
         self.terms.len()
+    }
+
+    /// The dictionary with `sounds_like`'s spoken forms attached to its terms: each is
+    /// matched in the transcript like the forms derived from the term's spelling (see
+    /// [`parse_sounds_like`](super::parse_sounds_like)). Replaces forms attached before.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRequest`] with `param = "sounds_like"` for a key that is not a term
+    /// of this dictionary (compared exactly, after trimming).
+    pub fn with_sounds_like(mut self, sounds_like: SoundsLike) -> Result<Self> {
+        if let Some((term, _)) = sounds_like
+            .entries()
+            .iter()
+            .find(|(term, _)| !self.terms.contains(term))
+        {
+            return Err(Error::invalid(
+                SOUNDS_LIKE,
+                format!(
+                    "sounds_like has the key {} that is not a term of the dictionary; every \
+                     key must be one of the dictionary's terms, spelled the same",
+                    excerpt(term)
+                ),
+            ));
+        }
+        self.sounds_like = sounds_like;
+        Ok(self)
+    }
+
+    /// The spoken forms given for the terms.
+    #[must_use]
+    pub fn sounds_like(&self) -> &SoundsLike {
+        &self.sounds_like
     }
 }
 
@@ -154,7 +191,10 @@ fn from_indexed<S: AsRef<str>>(terms: impl IntoIterator<Item = (usize, S)>) -> R
             kept.push(term.to_owned());
         }
     }
-    Ok(Dictionary { terms: kept })
+    Ok(Dictionary {
+        terms: kept,
+        sounds_like: SoundsLike::default(),
+    })
 }
 
 #[cfg(test)]
@@ -284,6 +324,23 @@ mod tests {
         );
         assert!(err(&"[".repeat(100_000)).contains("nested more than 32 levels deep"));
         assert!(err(&"{".repeat(100_000)).contains("nested more than 32 levels deep"));
+    }
+
+    #[test]
+    fn sounds_like_keys_must_be_terms() {
+        let dictionary = Dictionary::from_terms(["Nguyen", "Siobhan"]).expect("valid");
+        let given = SoundsLike::from_pairs([("Nguyen", ["win"])]).expect("valid");
+        let with = dictionary.clone().with_sounds_like(given).expect("a term");
+        assert_eq!(with.sounds_like().forms("Nguyen"), ["win"]);
+        assert_eq!(with.terms(), dictionary.terms());
+        let stranger = SoundsLike::from_pairs([("nguyen", ["win"])]).expect("valid");
+        match dictionary.with_sounds_like(stranger) {
+            Err(Error::InvalidRequest { param, message }) => {
+                assert_eq!(param, "sounds_like");
+                assert!(message.starts_with("sounds_like has the key \"nguyen\" that is not"));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -1,20 +1,23 @@
-//! Request context: validated `messages`, `languages` and `dictionary`.
+//! Request context: validated `messages`, `languages` and `dictionary` (with its
+//! optional `sounds_like` spoken forms).
 //!
 //! This is the one place where the three request fields are validated; the HTTP
 //! server, the C ABI and the Python package all call it, so the same text is accepted
 //! or rejected the same way everywhere.
 //!
 //! - Wire text (a form field, a C string, a Python `str`): [`parse_messages`],
-//!   [`parse_languages`], [`parse_dictionary`].
+//!   [`parse_languages`], [`parse_dictionary`], [`parse_sounds_like`].
 //! - Already-typed values (Rust, C arrays, Python lists): [`validate_messages`],
-//!   [`Languages::from_codes`] / [`validate_languages`], [`Dictionary::from_terms`].
+//!   [`Languages::from_codes`] / [`validate_languages`], [`Dictionary::from_terms`],
+//!   [`SoundsLike::from_pairs`]; [`Dictionary::with_sounds_like`] attaches the spoken
+//!   forms to their terms.
 //!
 //! Each gives a type that is valid by construction ([`Messages`], [`Languages`],
 //! [`Dictionary`]), which [`TranscriptionRequest::new`](crate::TranscriptionRequest::new)
 //! takes as is.
 //!
 //! Every error is an [`Error::InvalidRequest`](crate::Error::InvalidRequest) whose
-//! `param` is `"messages"`, `"languages"` or `"dictionary"` and whose message says what
+//! `param` is `"messages"`, `"languages"`, `"dictionary"` or `"sounds_like"` and whose message says what
 //! is wrong, where (`messages[2].role`, `languages[1]`, `dictionary[3]`) and which limit
 //! applies.
 //!
@@ -37,6 +40,7 @@ mod messages;
 pub mod mining;
 pub mod prompt;
 mod request;
+mod sounds_like;
 pub mod spoken;
 pub mod terms;
 
@@ -47,8 +51,10 @@ pub use messages::{Message, Messages, Role, parse_messages, validate_messages};
 pub use request::{
     MAX_DICTIONARY_TERMS, MAX_DICTIONARY_TEXT_BYTES, MAX_JSON_DEPTH, MAX_LANGUAGES,
     MAX_LANGUAGES_TEXT_BYTES, MAX_MESSAGE_BYTES, MAX_MESSAGES, MAX_MESSAGES_TEXT_BYTES,
-    MAX_TERM_CHARS, MAX_TOTAL_MESSAGE_BYTES,
+    MAX_SOUNDS_LIKE_FORM_CHARS, MAX_SOUNDS_LIKE_FORMS, MAX_SOUNDS_LIKE_TEXT_BYTES, MAX_TERM_CHARS,
+    MAX_TOTAL_MESSAGE_BYTES,
 };
+pub use sounds_like::{SoundsLike, form_words, parse_sounds_like};
 pub use terms::{ContextTerms, Term, TermKind, TermOrigin};
 
 /// What the parsers' tests share.

@@ -44,6 +44,16 @@ pub const MAX_TERM_CHARS: usize = 100;
 /// Most bytes of the `dictionary` field as sent, checked before parsing (1 MiB).
 pub const MAX_DICTIONARY_TEXT_BYTES: usize = 1024 * 1024;
 
+/// Most distinct spoken forms given for one term in `sounds_like`.
+pub const MAX_SOUNDS_LIKE_FORMS: usize = 10;
+
+/// Most characters (Unicode scalar values) of one spoken form in `sounds_like`, after
+/// trimming.
+pub const MAX_SOUNDS_LIKE_FORM_CHARS: usize = 100;
+
+/// Most bytes of the `sounds_like` field as sent, checked before parsing (1 MiB).
+pub const MAX_SOUNDS_LIKE_TEXT_BYTES: usize = 1024 * 1024;
+
 /// Deepest JSON nesting (arrays and objects) accepted in any field. The valid shapes
 /// need at most 4 levels (`messages` with content parts); anything deeper is rejected
 /// by a linear scan before parsing, well below `serde_json`'s own recursion limit (128).

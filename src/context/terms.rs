@@ -32,7 +32,11 @@ pub struct Term {
     text: String,
     origin: TermOrigin,
     kind: TermKind,
+    /// The forms the caller gave (`sounds_like`) first, then those derived from the
+    /// spelling.
     spoken: Vec<SpokenForm>,
+    /// How many of `spoken` the caller gave.
+    given: usize,
 }
 
 impl Term {
@@ -46,7 +50,27 @@ impl Term {
             origin,
             kind,
             spoken,
+            given: 0,
         }
+    }
+
+    /// The term with `forms` (how the caller says it is said, `sounds_like`) before
+    /// the forms derived from its spelling; a derived form the caller also gave is kept
+    /// once, as given.
+    #[must_use]
+    pub fn with_given_forms(mut self, forms: &[String]) -> Self {
+        let mut given: Vec<SpokenForm> = Vec::with_capacity(forms.len());
+        for form in forms {
+            let words = super::form_words(form);
+            if !words.is_empty() && !given.iter().any(|g| g.words == words) {
+                given.push(SpokenForm { words });
+            }
+        }
+        self.spoken.retain(|form| !given.contains(form));
+        self.given = given.len();
+        given.append(&mut self.spoken);
+        self.spoken = given;
+        self
     }
 
     /// The term as it must be written (`user_service.py`).
@@ -67,10 +91,18 @@ impl Term {
         self.kind
     }
 
-    /// How it is said, most likely first (`user underscore service dot pie`, ...).
+    /// How it is said: the forms the caller gave, then those derived from the
+    /// spelling, most likely first (`user underscore service dot pie`, ...).
     #[must_use]
     pub fn spoken_forms(&self) -> &[SpokenForm] {
         &self.spoken
+    }
+
+    /// The spoken forms the caller gave (`sounds_like`), a prefix of
+    /// [`Term::spoken_forms`].
+    #[must_use]
+    pub fn given_forms(&self) -> &[SpokenForm] {
+        &self.spoken[..self.given]
     }
 
     /// The texts a decoder should produce for this term: the term itself, and the
@@ -105,11 +137,8 @@ impl ContextTerms {
         let mut terms = Vec::new();
         for text in dictionary.terms() {
             if seen.insert(text.to_lowercase()) {
-                terms.push(Term::new(
-                    text.clone(),
-                    TermOrigin::Dictionary,
-                    kind_of(text),
-                ));
+                let term = Term::new(text.clone(), TermOrigin::Dictionary, kind_of(text));
+                terms.push(term.with_given_forms(dictionary.sounds_like().forms(text)));
             }
         }
         for mined in mine_terms(messages).into_iter().take(MAX_MINED_TERMS) {
@@ -245,6 +274,26 @@ mod tests {
         };
         assert_eq!(texts(&terms.picked(&[2, 0, 2, 9])), ["Qian", "kubectl"]);
         assert_eq!(texts(&terms.subset(&[2, 0])), ["kubectl", "Qian"]);
+    }
+
+    #[test]
+    fn given_forms_come_first_and_once() {
+        let dictionary = Dictionary::from_terms(["Nguyen", "Grafana"])
+            .and_then(|d| {
+                d.with_sounds_like(super::super::SoundsLike::from_pairs([(
+                    "Nguyen",
+                    ["win", "Nuh-Win", "nuh win", "nguyen"],
+                )])?)
+            })
+            .expect("valid");
+        let terms = ContextTerms::from_context(&[], &dictionary);
+        let nguyen = &terms.terms()[0];
+        let given: Vec<String> = nguyen.given_forms().iter().map(SpokenForm::text).collect();
+        assert_eq!(given, ["win", "nuh win", "nguyen"]);
+        let all: Vec<String> = nguyen.spoken_forms().iter().map(SpokenForm::text).collect();
+        assert_eq!(&all[..3], given.as_slice());
+        assert_eq!(all.iter().filter(|f| *f == "nguyen").count(), 1);
+        assert!(terms.terms()[1].given_forms().is_empty());
     }
 
     #[test]

@@ -5,7 +5,9 @@
 
 use std::ops::Range;
 
-use super::merge::{MAX_ALIGNED_WORDS, Splice, differing_blocks_by};
+use super::merge::{MAX_ALIGNED_WORDS, Splice, differing_blocks_by, joined_key};
+use super::phonetic::weighted_distance;
+use super::words::capitalised;
 use super::{Corrector, Token, contains_word, tokenize};
 
 /// A word of a first transcript (the splice's bytes `from..to`) that a corrected version
@@ -22,6 +24,10 @@ pub(crate) struct HomophoneEdit {
     pub(crate) word: Option<String>,
     /// The alternative is the term's own letters in another case ("flask" / `Flask`).
     pub(crate) same_letters: bool,
+    /// The word is the term's spoken form as the caller gave it (`sounds_like`: "win" for
+    /// `Nguyen`): the model weighs this reading of it as a name ("Win") against the
+    /// ordinary word ("win"), since it cannot know the term's spelling is said so.
+    pub(crate) name_reading: Option<String>,
 }
 
 impl Corrector {
@@ -61,6 +67,7 @@ impl Corrector {
                 },
                 corrected: new_first.core_start..new_last.core_end,
                 word: None,
+                name_reading: None,
                 same_letters,
             };
             if let Some(term) = self.capitalised_as_is(old, text) {
@@ -89,13 +96,51 @@ impl Corrector {
                     && old.iter().any(|word| spells(&word.letters))
                     && !(old.len() > 1 && spells(&letters))
             });
+            // Ordinary words that sound like a spoken form the caller gave ("so she" for
+            // `Xóchitl`, said "so chee").
+            let term = term.or_else(|| {
+                (0..self.terms.len()).find(|&term| {
+                    self.terms[term].text == text
+                        && self.forms.iter().any(|f| f.term == term && f.given)
+                })
+            });
             if let Some(term) = term {
-                edits.push(block_edit(term, false));
+                let mut edit = block_edit(term, false);
+                edit.name_reading = self.name_reading(old, term);
+                edits.push(edit);
             }
         }
         edits.extend(self.ordinary_word_terms(first, corrected, &edits));
         edits.sort_by_key(|edit| edit.corrected.start);
         edits
+    }
+
+    /// The caller's spoken form of term `term` (`sounds_like`) that the words `old` say,
+    /// as a name ("Win" for "win", "Sochee" for "so she"): the closest given form, when no
+    /// derived form and not the term's own letters spell the words.
+    fn name_reading(&self, old: &[Token<'_>], term: usize) -> Option<String> {
+        let entry = &self.terms[term];
+        let letters: Vec<u8> = old.iter().flat_map(|w| w.letters.iter().copied()).collect();
+        let derived = (entry.plain_word && entry.letters == letters)
+            || self.forms.iter().any(|form| {
+                form.term == term
+                    && !form.given
+                    && (form.letters == letters || old.iter().any(|w| w.letters == form.letters))
+            });
+        if derived {
+            return None;
+        }
+        let key = joined_key(old);
+        let form = self
+            .forms
+            .iter()
+            .filter(|form| form.term == term && form.given)
+            .min_by_key(|form| {
+                let distance = weighted_distance(&key, &form.key, f32::MAX).unwrap_or(f32::MAX);
+                // Hundredths of a phone are enough to order them; a name is one word.
+                ((distance * 100.0) as u32, form.words.len())
+            })?;
+        Some(capitalised(&form.words.join(" ")))
     }
 
     /// The capitalised one-word term (`Flask`) that `text` is when the word `old` is the
@@ -155,6 +200,7 @@ impl Corrector {
                     },
                     corrected: from..to,
                     word: Some(word.clone()),
+                    name_reading: None,
                     same_letters: true,
                 });
             }

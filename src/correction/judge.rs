@@ -20,7 +20,9 @@
 //! `UNPROMPTED_WEIGHT * unprompted + PROMPTED_WEIGHT * prompted + prior(origin) > 0`.
 
 use super::Corrector;
+use super::homophones::HomophoneEdit;
 use super::merge::{Splice, apply_splices};
+use super::words::capitalised;
 use crate::context::{ContextTerms, Language, TermOrigin};
 use crate::engine::WindowPasses;
 use crate::error::Result;
@@ -192,25 +194,23 @@ pub(crate) fn check_homophone_edits(
     for common in edits.into_iter().rev() {
         // The alternative in its sentence: the first transcript's words, or the
         // ordinary word in the corrected one.
-        let (base, from, to) = match &common.word {
-            None => (plain.to_owned(), common.splice.from, common.splice.to),
-            Some(word) => {
-                let mut base = corrected.to_owned();
-                base.replace_range(common.corrected.clone(), word);
-                (base, common.splice.from, common.splice.from + word.len())
-            }
-        };
+        let (base, from, to) = alternative(&common, plain, corrected);
         let edit = Splice {
             from,
             to,
-            ..common.splice
+            text: common
+                .name_reading
+                .clone()
+                .unwrap_or_else(|| common.splice.text.clone()),
+            term: common.splice.term,
         };
         let source = EditSource::Matched;
         // Weighed as written: a spoken form spells the word itself ("jason") and ties.
         // A capitalised term against its own letters in lowercase: the same sound, so
         // only the sentence read with the context can tell (the unprompted model does
         // not know the name exists). Else both margins, as the judge weighs them.
-        let same_letters = common.same_letters && !prompt.is_empty();
+        let same_letters =
+            (common.same_letters || common.name_reading.is_some()) && !prompt.is_empty();
         let unprompted = if same_letters {
             None
         } else {
@@ -233,13 +233,19 @@ pub(crate) fn check_homophone_edits(
         };
         // An edit the model could not score stays: the guards that made it still hold.
         let keep = !scored || score > 0.0;
-        let original = base.get(from..to).unwrap_or_default();
+        // Taken back, the first transcript's word as it was written ("Win" stays "Win").
+        let original = if common.name_reading.is_some() {
+            plain.get(common.splice.from..common.splice.to)
+        } else {
+            base.get(from..to)
+        }
+        .unwrap_or_default();
         if !keep && text.get(common.corrected.clone()).is_some() {
             text.replace_range(common.corrected, original);
         }
         verdicts.push(Verdict {
             original: original.to_owned(),
-            replacement: edit.text,
+            replacement: common.splice.text,
             source,
             dictionary,
             unprompted,
@@ -250,6 +256,41 @@ pub(crate) fn check_homophone_edits(
     }
     verdicts.reverse();
     Ok((text, verdicts))
+}
+
+/// The sentence an edit of [`check_homophone_edits`] is weighed against, and the bytes
+/// of the alternative words in it: the first transcript's words; the ordinary word in
+/// the corrected one; or, for a caller's spoken form, the words as ordinary words
+/// (lowercase, but at a sentence's start), against the form read as a name.
+fn alternative(common: &HomophoneEdit, plain: &str, corrected: &str) -> (String, usize, usize) {
+    match (&common.name_reading, &common.word) {
+        (Some(_), _) => {
+            // The words as ordinary words (lowercase, but at a sentence's start),
+            // against the caller's spoken form read as a name.
+            let (from, to) = (common.splice.from, common.splice.to);
+            let mut base = plain.to_owned();
+            let words = plain.get(from..to).unwrap_or_default();
+            let starts_sentence = plain
+                .get(..from)
+                .unwrap_or_default()
+                .trim_end()
+                .chars()
+                .last()
+                .is_none_or(|c| matches!(c, '.' | '!' | '?'));
+            let mut ordinary = words.to_lowercase();
+            if starts_sentence {
+                ordinary = capitalised(&ordinary);
+            }
+            base.replace_range(from..to, &ordinary);
+            (base, from, from + ordinary.len())
+        }
+        (None, None) => (plain.to_owned(), common.splice.from, common.splice.to),
+        (None, Some(word)) => {
+            let mut base = corrected.to_owned();
+            base.replace_range(common.corrected.clone(), word);
+            (base, common.splice.from, common.splice.from + word.len())
+        }
+    }
 }
 
 /// The decision score of an edit: identities are kept; scored edits by their margins

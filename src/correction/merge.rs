@@ -495,7 +495,7 @@ fn glued_in(token: &Token<'_>, ours: &[Token<'_>]) -> bool {
 }
 
 /// The phonetic key of consecutive tokens, as one key.
-fn joined_key(tokens: &[Token<'_>]) -> Vec<u8> {
+pub(super) fn joined_key(tokens: &[Token<'_>]) -> Vec<u8> {
     let mut key: Vec<u8> = tokens.iter().flat_map(|t| t.key.iter().copied()).collect();
     key.dedup();
     key

@@ -12,6 +12,9 @@
 //!   must stay under [`MATCH_THRESHOLD`], plus [`FUNCTION_WORD_PENALTY`] for each
 //!   function word ("the", "and", ...) the span has and the term does not say.
 //!
+//! The spoken forms are the caller's (`sounds_like`: "win" for `Nguyen`) and those derived
+//! from the term's spelling; a caller's form of function words only ("the") is ignored.
+//!
 //! Guards, so that a term never appears unless the audio matched it:
 //! - a span that is one common word ("engine", "Jason") is only replaced by a plain
 //!   one-word term of nearly the same sound ([`SINGLE_COMMON_WORD_THRESHOLD`]:
@@ -149,6 +152,8 @@ struct FormEntry {
     key: Vec<u8>,
     profile: ConsonantProfile,
     letters: Vec<u8>,
+    /// The caller gave this form (`sounds_like`).
+    given: bool,
 }
 
 /// The spoken words of a span of tokens, with their key and letters.
@@ -200,7 +205,13 @@ impl Corrector {
                 plain_word,
                 ordinary: is_ordinary_word(term.text()),
             });
-            for form in term.spoken_forms() {
+            let given = term.given_forms().len();
+            for (form_index, form) in term.spoken_forms().iter().enumerate() {
+                if form_index < given && says_nothing(&form.words) {
+                    // A caller's form of function words only ("the", "a") would put the
+                    // term over ordinary speech; it names nothing.
+                    continue;
+                }
                 let key = phonetic_key(&form.words);
                 let Some(&first) = key.first() else {
                     continue;
@@ -213,6 +224,7 @@ impl Corrector {
                     profile: ConsonantProfile::of(&key),
                     key,
                     letters,
+                    given: form_index < given,
                 });
             }
         }
@@ -616,6 +628,11 @@ fn span_threshold(
     } else {
         MATCH_THRESHOLD
     }
+}
+
+/// True for words that are all function words ("the", "of a"): no term is said so.
+fn says_nothing(words: &[String]) -> bool {
+    words.iter().all(|w| FUNCTION_WORDS.contains(&w.as_str()))
 }
 
 /// The cost of the span's function words ("the", "of") that the term's spoken form does

@@ -297,3 +297,33 @@ fn a_said_symbol_glued_with_hyphens_is_a_word_of_its_own() {
     // Nothing matched: the hyphens stay.
     assert_eq!(fix(&c, "Open the dash-board."), "Open the dash-board.");
 }
+
+fn corrector_sounding(pairs: &[(&str, &[&str])]) -> Corrector {
+    let terms: Vec<&str> = pairs.iter().map(|(term, _)| *term).collect();
+    let dictionary = Dictionary::from_terms(&terms)
+        .and_then(|d| {
+            d.with_sounds_like(crate::context::SoundsLike::from_pairs(
+                pairs.iter().copied(),
+            )?)
+        })
+        .expect("valid");
+    Corrector::new(&ContextTerms::from_context(&[], &dictionary))
+}
+
+#[test]
+fn a_given_spoken_form_is_matched_like_a_derived_one() {
+    let c = corrector_sounding(&[("Nguyen", &["win", "nuh win"]), ("Xóchitl", &["so chee"])]);
+    assert_eq!(
+        fix(&c, "Please ask Doctor Win to call."),
+        "Please ask Doctor Nguyen to call."
+    );
+    assert_eq!(
+        fix(&c, "Sochee leads the review."),
+        "Xóchitl leads the review."
+    );
+    let c = corrector_sounding(&[("Nguyen", &["the", "for you"])]);
+    assert_eq!(
+        fix(&c, "Ask the doctor for you."),
+        "Ask the doctor for you."
+    );
+}

@@ -258,6 +258,15 @@ fn camel_parts(word: &str) -> usize {
         .count()
 }
 
+/// `text` with its first letter in upper case.
+pub(super) fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use crate::correction::tests::corrector;

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::context::{
     Languages, Message, Messages, parse_dictionary, parse_languages, parse_messages,
+    parse_sounds_like,
 };
 use crate::{
     AudioLimits, CheckedAudio, Dictionary, Error as LibError, ErrorCode, TranscriptionRequest,
@@ -29,6 +30,7 @@ pub const TEXT_FIELDS: &[&str] = &[
     "messages",
     "languages",
     "dictionary",
+    "sounds_like",
     "prompt",
     "language",
     "response_format",
@@ -303,10 +305,13 @@ impl Form {
             }
             (None, None) => Languages::Auto,
         };
-        let dictionary = match self.wire_text("dictionary") {
+        let mut dictionary = match self.wire_text("dictionary") {
             Some(text) => parse_dictionary(&text)?,
             None => Dictionary::default(),
         };
+        if let Some(text) = self.text("sounds_like") {
+            dictionary = dictionary.with_sounds_like(parse_sounds_like(text)?)?;
+        }
         if let Some(prompt) = self.text("prompt") {
             // The prompt's own limits, with errors that name it, then the limits on all
             // the messages together.

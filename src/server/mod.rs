@@ -51,6 +51,7 @@
 //! | `messages` | context, a JSON array of `{"role": "system"\|"user", "content": ...}` |
 //! | `languages` | `auto`, a code (`de`), a JSON string (`"de"`), a JSON array or comma list of codes |
 //! | `dictionary` | terms, a JSON array or a comma-separated list |
+//! | `sounds_like` | an extension of the contract: how dictionary terms are said, a JSON object of term -> array of spoken forms (`{"Nguyen": ["win"]}`) |
 //! | `prompt` | OpenAI's field: extra context, used as the last (most recent) user message |
 //! | `language` | OpenAI's field: a language constraint, read like `languages`; used only when `languages` is absent |
 //! | `response_format` | only `json` (the default) is supported |
@@ -62,7 +63,7 @@
 //! codes in the `X-Ctxscribe-Warning` response header, streamed or not, and in the
 //! request's log line (`warnings`); the body stays `{"text": ...}`.
 //!
-//! `messages`, `languages` and `dictionary` are validated by the library
+//! `messages`, `languages`, `dictionary` and `sounds_like` are validated by the library
 //! (`crate::context::parse_*`): README "Input forms" and docs/architecture.md list their
 //! rules. OpenAI's SDKs flatten `extra_body` lists into repeated bracketed fields; those
 //! are accepted too: `dictionary[]` and `languages[]` (one item per field) and
@@ -80,7 +81,7 @@
 //!
 //! | code | HTTP | when |
 //! |---|---|---|
-//! | `invalid_request` | 400 | invalid `messages`/`languages`/`dictionary`/`prompt`/`language`/`stream`, a field twice, a text field not UTF-8 |
+//! | `invalid_request` | 400 | invalid `messages`/`languages`/`dictionary`/`sounds_like`/`prompt`/`language`/`stream`, a field twice, a text field not UTF-8 |
 //! | `missing_file` | 400 | no `file` part |
 //! | `unsupported_audio_type` | 400 | the bytes are not wav/webm/mp3/m4a/ogg |
 //! | `audio_decode_failed` | 400 | a supported type whose content cannot be decoded |

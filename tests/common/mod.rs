@@ -187,8 +187,9 @@ pub fn hostile_fixtures_dir() -> &'static Path {
     DIR.get_or_init(|| generated_dir("tests/fixtures/make-hostile.sh", "target/fixtures/hostile"))
 }
 
-/// One clip of `target/fixtures/homophones` (tests/fixtures/make-homophones.sh,
-/// espeak-ng, generated on first use).
+/// One clip of a set of sentences that say a term or only a word like it
+/// (`target/fixtures/homophones`, `target/fixtures/sounds-like`; espeak-ng, generated on
+/// first use).
 pub struct HomophoneClip {
     pub path: PathBuf,
     /// True when the sentence says the terms; false when an ordinary word only spells one.
@@ -198,6 +199,7 @@ pub struct HomophoneClip {
     pub sentence: String,
 }
 
+/// The clips of tests/fixtures/make-homophones.sh.
 pub fn homophone_clips() -> Vec<HomophoneClip> {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     let dir = DIR.get_or_init(|| {
@@ -206,9 +208,26 @@ pub fn homophone_clips() -> Vec<HomophoneClip> {
             "target/fixtures/homophones",
         )
     });
-    let table = std::fs::read_to_string(dir.join("homophones.tsv")).expect("homophones.tsv");
-    table
-        .lines()
+    term_clips(dir, "homophones.tsv")
+}
+
+/// The clips of tests/fixtures/make-sounds-like.sh: names said unlike their spelling,
+/// and ordinary words that are a name's spoken form.
+pub fn sounds_like_clips() -> Vec<HomophoneClip> {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        generated_dir(
+            "tests/fixtures/make-sounds-like.sh",
+            "target/fixtures/sounds-like",
+        )
+    });
+    term_clips(dir, "sounds-like.tsv")
+}
+
+/// The clips `table` (name, kind: term|word, term, sentence) in `dir` lists.
+fn term_clips(dir: &Path, table: &str) -> Vec<HomophoneClip> {
+    let text = std::fs::read_to_string(dir.join(table)).unwrap_or_else(|e| panic!("{table}: {e}"));
+    text.lines()
         .filter_map(|line| {
             let fields: Vec<&str> = line.split('\t').collect();
             let [name, kind, term, sentence] = fields[..] else {

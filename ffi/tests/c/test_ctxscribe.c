@@ -345,6 +345,11 @@ static void test_null_arguments(void) {
     EXPECT_FAILS(NUL, "text", NULL, ctxscribe_request_set_languages(request, NULL, &err));
     EXPECT_FAILS(NUL, "request", NULL, ctxscribe_request_set_dictionary(NULL, "x", &err));
     EXPECT_FAILS(NUL, "text", NULL, ctxscribe_request_set_dictionary(request, NULL, &err));
+    EXPECT_FAILS(NUL, "request", NULL, ctxscribe_request_add_sounds_like(NULL, "x", "y", &err));
+    EXPECT_FAILS(NUL, "term", NULL, ctxscribe_request_add_sounds_like(request, NULL, "y", &err));
+    EXPECT_FAILS(NUL, "form", NULL, ctxscribe_request_add_sounds_like(request, "x", NULL, &err));
+    EXPECT_FAILS(NUL, "request", NULL, ctxscribe_request_set_sounds_like_json(NULL, "{}", &err));
+    EXPECT_FAILS(NUL, "json", NULL, ctxscribe_request_set_sounds_like_json(request, NULL, &err));
 
     EXPECT_FAILS(NUL, "out", NULL, ctxscribe_transcriber_new(config, NULL, &err));
     EXPECT_FAILS(NUL, "transcriber", NULL,
@@ -484,6 +489,25 @@ static void test_request_validation(void) {
                      request, "[{\"role\":\"assistant\",\"content\":\"hi\"}]", &err));
     EXPECT_FAILS(BAD, "messages", NULL,
                  ctxscribe_request_set_messages_json(request, "[{", &err));
+    ctxscribe_request_free(request);
+
+    /* sounds_like: keys are dictionary terms, forms are words as said. */
+    request = ctxscribe_request_new();
+    EXPECT_FAILS(BAD, "sounds_like", "not a term of the dictionary",
+                 ctxscribe_request_add_sounds_like(request, "Nguyen", "win", &err));
+    EXPECT_OK(ctxscribe_request_add_dictionary_term(request, "Nguyen", &err));
+    EXPECT_OK(ctxscribe_request_add_sounds_like(request, " Nguyen ", "win", &err));
+    EXPECT_OK(ctxscribe_request_add_sounds_like(request, "Nguyen", "nuh-win", &err));
+    EXPECT_FAILS(BAD, "sounds_like", "letters, spaces, apostrophes and hyphens",
+                 ctxscribe_request_add_sounds_like(request, "Nguyen", "w1n", &err));
+    EXPECT_FAILS(BAD, "sounds_like", "empty",
+                 ctxscribe_request_add_sounds_like(request, "Nguyen", " ", &err));
+    EXPECT_OK(ctxscribe_request_set_sounds_like_json(request, "{\"Nguyen\": [\"win\"]}", &err));
+    EXPECT_OK(ctxscribe_request_set_sounds_like_json(request, "", &err));
+    EXPECT_FAILS(BAD, "sounds_like", "must be an array of strings",
+                 ctxscribe_request_set_sounds_like_json(request, "{\"Nguyen\": \"win\"}", &err));
+    EXPECT_FAILS(BAD, "sounds_like", "not a term of the dictionary",
+                 ctxscribe_request_set_sounds_like_json(request, "{\"Nguyn\": [\"win\"]}", &err));
     ctxscribe_request_free(request);
 }
 
