@@ -100,6 +100,46 @@ fn the_largest_unrelated_context_inserts_nothing() {
     eprintln!("1000 terms and 64 KiB of messages: {:?}", started.elapsed());
 }
 
+/// The largest `sounds_like` a request may carry, spoofed: 1000 dictionary terms, each
+/// said (so the caller claims) like 10 ordinary words and phrases of the sentence ("review",
+/// "the numbers", "on monday"), on the sentence that says them: the same words as without
+/// it. Every word sounds like a term; the model reads them as the words they are.
+#[test]
+fn a_spoofed_sounds_like_of_a_thousand_terms_inserts_nothing() {
+    let list = unrelated_terms();
+    let terms: Vec<&str> = list.lines().filter(|l| !l.trim().is_empty()).collect();
+    let forms = [
+        "review",
+        "numbers",
+        "monday",
+        "again",
+        "lets review",
+        "the numbers",
+        "numbers again",
+        "again on",
+        "on monday",
+        "review the numbers",
+    ];
+    let pairs = terms.iter().map(|term| (*term, forms));
+    let dictionary = Dictionary::from_terms(&terms)
+        .and_then(|d| d.with_sounds_like(SoundsLike::from_pairs(pairs)?))
+        .expect("valid");
+    assert_eq!(dictionary.sounds_like().entries().len(), 1000);
+    let path = shared_dir().join("eval/context/audio/d11.wav");
+    let bytes = std::fs::read(&path).expect("d11");
+    let started = Instant::now();
+    let text = base_transcriber()
+        .transcribe_blocking(bytes.into(), vec![], Languages::Auto, dictionary)
+        .expect("transcribe")
+        .text;
+    let sentence = "Let's review the numbers again on Monday.";
+    assert_eq!(norm_words(&text), norm_words(sentence), "{text}");
+    eprintln!(
+        "1000 terms x 10 spoofed spoken forms: {:?}",
+        started.elapsed()
+    );
+}
+
 /// The 1000 unrelated terms `benches/realctx` gives every real clip (each LibriSpeech
 /// rare-word list of ../shared/eval/real, then benches/ctxset/unrelated_terms.txt, less
 /// the clip's own words) and its messages, on a clip whose plain decode glues "tear a thin"

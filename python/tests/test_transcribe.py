@@ -14,7 +14,7 @@ import pytest
 
 import ctxscribe
 
-from support import JFK_TEXT, THREADS, assert_segments_cover, normalized
+from support import JFK_TEXT, REPO, THREADS, assert_segments_cover, normalized
 
 
 def test_jfk_exact_with_the_base_model(
@@ -226,3 +226,27 @@ def test_options(tiny_model: Path, short_wav: Path) -> None:
     ):
         transcriber = ctxscribe.ContextTranscriber(os.fspath(tiny_model), **options)
         assert "brooklyn bridge" in normalized(transcriber.transcribe(short_wav).text)
+
+
+@pytest.fixture(scope="session")
+def chumley_wav() -> Path:
+    """espeak-ng saying "Lord Chumley arrives at noon" (tests/fixtures/make-sounds-like.sh)."""
+    out = REPO / "target" / "fixtures" / "sounds-like"
+    subprocess.run(
+        ["bash", str(REPO / "tests" / "fixtures" / "make-sounds-like.sh"), str(out)], check=True
+    )
+    return out / "cholmondeley_en_us.wav"
+
+
+@pytest.mark.parametrize(
+    "sounds_like",
+    [{"Cholmondeley": ["chumley"]}, {"Cholmondeley": ("chumley",)}, '{"Cholmondeley": ["chumley"]}'],
+    ids=["dict-of-lists", "dict-of-tuples", "json"],
+)
+def test_sounds_like_writes_a_name_said_unlike_its_spelling(
+    base: ctxscribe.ContextTranscriber, chumley_wav: Path, sounds_like: Any
+) -> None:
+    plain = base.transcribe(chumley_wav, dictionary=["Cholmondeley"]).text
+    assert "Cholmondeley" not in plain
+    text = base.transcribe(chumley_wav, dictionary=["Cholmondeley"], sounds_like=sounds_like).text
+    assert "Lord Cholmondeley arrives" in text, text

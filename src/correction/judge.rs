@@ -189,8 +189,18 @@ pub(crate) fn check_homophone_edits(
     let mut text = corrected.to_owned();
     let mut verdicts = Vec::new();
     let mut edits = corrector.homophone_edits(plain, corrected);
-    edits.truncate(MAX_JUDGED_EDITS);
-    // From the end, so that the byte ranges of the edits before stay valid.
+    let unjudged = edits.split_off(edits.len().min(MAX_JUDGED_EDITS));
+    // From the end, so that the byte ranges of the edits before stay valid. Past the
+    // judged limit, a caller's spoken form read into ordinary words has nothing but the
+    // model's word for it: taken back.
+    for common in unjudged.into_iter().rev() {
+        if common.name_reading.is_some()
+            && let Some(original) = plain.get(common.splice.from..common.splice.to)
+            && text.get(common.corrected.clone()).is_some()
+        {
+            text.replace_range(common.corrected, original);
+        }
+    }
     for common in edits.into_iter().rev() {
         // The alternative in its sentence: the first transcript's words, or the
         // ordinary word in the corrected one.
