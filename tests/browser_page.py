@@ -97,6 +97,7 @@ def main() -> None:
 
         driver.find_element(By.ID, "file").send_keys(str(Path(file).resolve()))
         fill(driver, "dictionary", "Americans, country")
+        fill(driver, "sounds_like", '{"Americans": ["a merry cans"]}')
         fill(driver, "languages", "en")
         driver.find_element(By.ID, "send").click()
         result["file"] = result_of(driver, 2, out_dir / "page.png")

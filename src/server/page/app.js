@@ -77,6 +77,7 @@ function formFor(current) {
   form.append("stream", "true");
   const fields = {
     dictionary: $("dictionary").value.trim(),
+    sounds_like: $("sounds_like").value.trim(),
     messages: messagesField($("messages").value),
     languages: $("languages").value.trim(),
   };
