@@ -1,4 +1,5 @@
-//! The form-field validators: `messages`, `languages`, `dictionary` as sent on the wire.
+//! The form-field validators: `messages`, `languages`, `dictionary`, `sounds_like` as sent
+//! on the wire; accepted spoken forms then go through the matcher on a fixed sentence.
 //!
 //! The first byte picks the parser, the rest is the field's text (bytes that are not
 //! UTF-8 are cut at the first invalid sequence, as the server rejects them before the
@@ -7,9 +8,12 @@
 #![no_main]
 
 use ctxscribe::context::{
-    MAX_DICTIONARY_TERMS, MAX_LANGUAGES, MAX_MESSAGES, MAX_TERM_CHARS, MAX_TOTAL_MESSAGE_BYTES,
-    parse_dictionary, parse_languages, parse_messages,
+    ContextTerms, MAX_DICTIONARY_TERMS, MAX_LANGUAGES, MAX_MESSAGES, MAX_SOUNDS_LIKE_FORM_CHARS,
+    MAX_SOUNDS_LIKE_FORMS, MAX_TERM_CHARS, MAX_TOTAL_MESSAGE_BYTES, parse_dictionary,
+    parse_languages, parse_messages, parse_sounds_like,
 };
+use ctxscribe::correction::Corrector;
+use ctxscribe::Dictionary;
 use libfuzzer_sys::fuzz_target;
 
 fn text(bytes: &[u8]) -> &str {
@@ -24,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let input = text(rest);
-    match selector % 3 {
+    match selector % 4 {
         0 => match parse_messages(input) {
             Ok(messages) => {
                 assert!(messages.len() <= MAX_MESSAGES);
@@ -44,6 +48,7 @@ fuzz_target!(|data: &[u8]| {
                 ("invalid_request", Some("languages"))
             ),
         },
+        3 => sounds_like(input),
         _ => match parse_dictionary(input) {
             Ok(dictionary) => {
                 let terms = dictionary.terms();
@@ -57,3 +62,35 @@ fuzz_target!(|data: &[u8]| {
         },
     }
 });
+
+/// `sounds_like` text: within its limits or an `invalid_request` about it; accepted forms
+/// attach to a dictionary of their keys (or fail typed) and are matched against a
+/// sentence without a panic.
+fn sounds_like(input: &str) {
+    let sounds_like = match parse_sounds_like(input) {
+        Ok(sounds_like) => sounds_like,
+        Err(e) => {
+            assert_eq!((e.code().as_str(), e.param()), ("invalid_request", Some("sounds_like")));
+            return;
+        }
+    };
+    for (_, forms) in sounds_like.entries() {
+        assert!(forms.len() <= MAX_SOUNDS_LIKE_FORMS);
+        assert!(forms
+            .iter()
+            .all(|f| (1..=MAX_SOUNDS_LIKE_FORM_CHARS).contains(&f.chars().count())));
+    }
+    let keys: Vec<&str> = sounds_like.entries().iter().map(|(k, _)| k.as_str()).collect();
+    let Ok(dictionary) = Dictionary::from_terms(&keys) else {
+        return;
+    };
+    match dictionary.with_sounds_like(sounds_like) {
+        Ok(dictionary) => {
+            let corrector = Corrector::new(&ContextTerms::from_context(&[], &dictionary));
+            let sentence = "So she asked doctor win for the numbers again on Monday.";
+            let _ = corrector.correct(sentence, None);
+            let _ = corrector.relevant_terms(sentence);
+        }
+        Err(e) => assert_eq!(e.param(), Some("sounds_like")),
+    }
+}
