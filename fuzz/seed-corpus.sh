@@ -75,7 +75,8 @@ for f in "$SHARED"/fuzz/*; do
     [ -f "$f" ] && cp "$f" "$CORPUS/audio_ingest/found_$(basename "$f")"
 done
 
-# Context fields: one selector byte (0 messages, 1 languages, 2 dictionary) + the text.
+# Context fields: one selector byte (0 messages, 1 languages, 2 dictionary, 3 sounds_like)
+# + the text.
 seed_field() { # NAME SELECTOR TEXT
     { printf "\\x$(printf %02x "$2")"; printf '%s' "$3"; } >"$CORPUS/context_fields/seed_$1"
 }
@@ -91,6 +92,9 @@ seed_field languages_string 1 '"de"'
 seed_field dictionary_list 2 'kubectl, Helm, Grafana'
 seed_field dictionary_json 2 '["kubectl","Helm","Straße","東京"]'
 seed_field dictionary_bad 2 '[1, {"term": "x"}]'
+seed_field sounds_like_ok 3 '{"Nguyen":["win","nuh win"],"Xóchitl":["so chee"]}'
+seed_field sounds_like_spoof 3 '{"Nguyen":["the","for you"],"Siobhan":["shiv-awn","O’Brien"]}'
+seed_field sounds_like_bad 3 '{"Nguyen":"win","K8s":["k 8 s"]}'
 
 # Multipart bodies: one mode byte (0: whole body; >=128: in chunks) + the body, with the
 # boundary the target uses.
