@@ -11,8 +11,8 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 
 use super::request::{
-    MAX_SOUNDS_LIKE_FORM_CHARS, MAX_SOUNDS_LIKE_FORMS, MAX_SOUNDS_LIKE_TEXT_BYTES, check_text_size,
-    excerpt, is_absent, parse_json, wrong_type,
+    MAX_DICTIONARY_TERMS, MAX_SOUNDS_LIKE_FORM_CHARS, MAX_SOUNDS_LIKE_FORMS,
+    MAX_SOUNDS_LIKE_TEXT_BYTES, check_text_size, excerpt, is_absent, parse_json, wrong_type,
 };
 
 pub(super) const PARAM: &str = "sounds_like";
@@ -30,7 +30,8 @@ impl SoundsLike {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidRequest`] with `param = "sounds_like"` naming the term: more than
+    /// [`Error::InvalidRequest`] with `param = "sounds_like"`: more than
+    /// [`MAX_DICTIONARY_TERMS`] terms; naming the term, more than
     /// [`MAX_SOUNDS_LIKE_FORMS`] forms, or a form that is empty, longer than
     /// [`MAX_SOUNDS_LIKE_FORM_CHARS`] characters, or has a character other than
     /// letters, spaces, apostrophes and hyphens.
@@ -73,6 +74,17 @@ impl SoundsLike {
         let term = term.trim();
         let position = match self.entries.iter().position(|(key, _)| key == term) {
             Some(position) => position,
+            None if self.entries.len() == MAX_DICTIONARY_TERMS => {
+                // Every key is a dictionary term: no more keys than it may have terms,
+                // which also bounds this search.
+                return Err(Error::invalid(
+                    PARAM,
+                    format!(
+                        "sounds_like has more than {MAX_DICTIONARY_TERMS} terms, the \
+                         dictionary's limit"
+                    ),
+                ));
+            }
             None => {
                 self.entries.push((term.to_owned(), Vec::new()));
                 self.entries.len() - 1
@@ -313,6 +325,23 @@ mod tests {
             err(&eleven),
             r#"sounds_like["a"] has more than 10 distinct forms, the limit is 10"#
         );
+    }
+
+    #[test]
+    fn no_more_terms_than_a_dictionary_may_have() {
+        let pairs = |n: usize| (0..n).map(|i| (format!("t{i}"), ["form"]));
+        let most = SoundsLike::from_pairs(pairs(MAX_DICTIONARY_TERMS)).expect("at the limit");
+        assert_eq!(most.entries().len(), MAX_DICTIONARY_TERMS);
+        match SoundsLike::from_pairs(pairs(MAX_DICTIONARY_TERMS + 1)) {
+            Err(Error::InvalidRequest { param, message }) => {
+                assert_eq!(param, "sounds_like");
+                assert_eq!(
+                    message,
+                    "sounds_like has more than 1000 terms, the dictionary's limit"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
