@@ -86,6 +86,18 @@ def main() -> None:
         extra_body={"languages": "xx"},
     ))
 
+    # sounds_like through extra_body: the SDK sends sounds_like[TERM][] fields.
+    results["sounds_like"] = run(lambda: transcriptions.create(
+        model="whisper-1",
+        file=("speech.wav", audio.read_bytes(), "audio/wav"),
+        extra_body={"dictionary": ["Americans"], "sounds_like": {"Americans": ["a merry cans"]}},
+    ))
+    results["bad_sounds_like"] = run(lambda: transcriptions.create(
+        model="whisper-1",
+        file=("speech.wav", audio.read_bytes(), "audio/wav"),
+        extra_body={"dictionary": ["Americans"], "sounds_like": {"Kennedy": ["kenn e dee"]}},
+    ))
+
     results["no_file_type"] = run(lambda: transcriptions.create(
         model="whisper-1",
         file=("notes.mp3", b"just some text, not audio\n", "audio/mpeg"),

@@ -1863,7 +1863,7 @@ fn openai_python_sdk() {
     );
     let results: Value = serde_json::from_slice(&output.stdout).expect("JSON from the client");
 
-    for case in ["dictionary", "context", "tuple_file"] {
+    for case in ["dictionary", "context", "tuple_file", "sounds_like"] {
         let text = results[case]["text"]
             .as_str()
             .unwrap_or_else(|| panic!("{case}: {results}"));
@@ -1877,6 +1877,12 @@ fn openai_python_sdk() {
             json!("response_format"),
         ),
         ("bad_languages", 400, "invalid_request", json!("languages")),
+        (
+            "bad_sounds_like",
+            400,
+            "invalid_request",
+            json!("sounds_like"),
+        ),
         ("bad_key", 401, "invalid_api_key", Value::Null),
         ("no_file_type", 400, "unsupported_audio_type", json!("file")),
     ];

@@ -46,6 +46,9 @@ pub struct Form {
     pub text: BTreeMap<&'static str, String>,
     /// `languages[]` / `dictionary[]` items, in order.
     pub lists: BTreeMap<&'static str, Vec<String>>,
+    /// `sounds_like[TERM][]` items (what OpenAI's SDKs send for the object in
+    /// `extra_body`), in order: the term and one spoken form.
+    pub sound_items: Vec<(String, String)>,
     /// `messages[][key]` values: the n-th value of each key goes to message n.
     pub message_items: Vec<serde_json::Map<String, Value>>,
     pub message_key_counts: BTreeMap<String, usize>,
@@ -58,6 +61,8 @@ pub enum FieldName {
     Text(&'static str),
     ListItem(&'static str),
     MessageItem(String),
+    /// `sounds_like[TERM][]`: one spoken form of TERM.
+    SoundsLikeItem(String),
     Unknown,
 }
 
@@ -72,6 +77,12 @@ pub fn classify(name: &str) -> FieldName {
         "languages[]" => return FieldName::ListItem("languages"),
         "dictionary[]" => return FieldName::ListItem("dictionary"),
         _ => {}
+    }
+    if let Some(term) = name
+        .strip_prefix("sounds_like[")
+        .and_then(|rest| rest.strip_suffix("][]"))
+    {
+        return FieldName::SoundsLikeItem(term.to_owned());
     }
     if let Some(key) = name
         .strip_prefix("messages[][")
@@ -184,7 +195,8 @@ impl Form {
         match kind {
             FieldName::Text(name) => {
                 let bracketed = self.lists.contains_key(name)
-                    || (name == "messages" && !self.message_items.is_empty());
+                    || (name == "messages" && !self.message_items.is_empty())
+                    || (name == "sounds_like" && !self.sound_items.is_empty());
                 if self.text.insert(name, value).is_some() || bracketed {
                     return Err(twice(name));
                 }
@@ -216,6 +228,12 @@ impl Form {
                 }
                 self.message_items[*index].insert(key, Value::String(value));
                 *index += 1;
+            }
+            FieldName::SoundsLikeItem(term) => {
+                if self.text.contains_key("sounds_like") {
+                    return Err(twice("sounds_like"));
+                }
+                self.sound_items.push((term, value));
             }
             FieldName::File | FieldName::Unknown => {}
         }
@@ -269,6 +287,27 @@ impl Form {
         self.lists.get(name).map(|items| json!(items).to_string())
     }
 
+    /// `sounds_like` as text for the library's parser: the field itself, or its
+    /// `sounds_like[TERM][]` items as a JSON object; `None` when not given.
+    fn sounds_like_text(&self) -> Option<String> {
+        if let Some(text) = self.text("sounds_like") {
+            return Some(text.to_owned());
+        }
+        if self.sound_items.is_empty() {
+            return None;
+        }
+        let mut object = serde_json::Map::new();
+        for (term, form) in &self.sound_items {
+            if let Value::Array(forms) = object
+                .entry(term.clone())
+                .or_insert_with(|| Value::Array(Vec::new()))
+            {
+                forms.push(Value::String(form.clone()));
+            }
+        }
+        Some(Value::Object(object).to_string())
+    }
+
     /// Validates the fields, in the contract's order, into the library's checked
     /// request (audio probed once, against `limits`; context validated once).
     pub fn into_request(mut self, limits: &AudioLimits) -> Result<TranscriptionRequest, ApiError> {
@@ -309,8 +348,8 @@ impl Form {
             Some(text) => parse_dictionary(&text)?,
             None => Dictionary::default(),
         };
-        if let Some(text) = self.text("sounds_like") {
-            dictionary = dictionary.with_sounds_like(parse_sounds_like(text)?)?;
+        if let Some(text) = self.sounds_like_text() {
+            dictionary = dictionary.with_sounds_like(parse_sounds_like(&text)?)?;
         }
         if let Some(prompt) = self.text("prompt") {
             // The prompt's own limits, with errors that name it, then the limits on all
@@ -343,6 +382,11 @@ mod tests {
         assert_eq!(classify("file"), FieldName::File);
         assert_eq!(classify("prompt"), FieldName::Text("prompt"));
         assert_eq!(classify("dictionary[]"), FieldName::ListItem("dictionary"));
+        assert_eq!(
+            classify("sounds_like[Dr. Nguyen][]"),
+            FieldName::SoundsLikeItem("Dr. Nguyen".to_owned())
+        );
+        assert_eq!(classify("sounds_like[Nguyen]"), FieldName::Unknown);
         assert_eq!(classify("languages[]"), FieldName::ListItem("languages"));
         assert_eq!(
             classify("messages[][role]"),
@@ -442,6 +486,42 @@ mod tests {
         assert_eq!(job.dictionary().terms(), ["kubectl", "Grafana"]);
         assert_eq!(*job.languages(), parse_languages("de,en").expect("valid"));
         assert_eq!(job.messages(), [Message::user("Previously: the cluster.")]);
+    }
+
+    #[test]
+    fn sounds_like_items_as_openai_sdks_send_them() {
+        let request = job(&[
+            ("dictionary[]", "Nguyen"),
+            ("dictionary[]", "Dr. Müller"),
+            ("sounds_like[Nguyen][]", "win"),
+            ("sounds_like[Dr. Müller][]", "doctor mueller"),
+            ("sounds_like[Nguyen][]", "nuh win"),
+        ])
+        .expect("valid");
+        let sounds_like = request.dictionary().sounds_like();
+        assert_eq!(sounds_like.forms("Nguyen"), ["win", "nuh win"]);
+        assert_eq!(sounds_like.forms("Dr. Müller"), ["doctor mueller"]);
+        for fields in [
+            &[("dictionary", "Nguyen"), ("sounds_like[Nguyen][]", "w1n")][..],
+            &[("dictionary", "Nguyen"), ("sounds_like[Nguyn][]", "win")][..],
+            &[
+                ("dictionary", "Nguyen"),
+                ("sounds_like", r#"{"Nguyen": ["win"]}"#),
+                ("sounds_like[Nguyen][]", "win"),
+            ][..],
+            &[
+                ("dictionary", "Nguyen"),
+                ("sounds_like[Nguyen][]", "win"),
+                ("sounds_like", r#"{"Nguyen": ["win"]}"#),
+            ][..],
+        ] {
+            let error = job(fields).expect_err("invalid");
+            assert_eq!(
+                (error.code.as_str(), error.param.as_deref()),
+                ("invalid_request", Some("sounds_like")),
+                "{fields:?}"
+            );
+        }
     }
 
     #[test]

@@ -66,7 +66,8 @@
 //! `messages`, `languages`, `dictionary` and `sounds_like` are validated by the library
 //! (`crate::context::parse_*`): README "Input forms" and docs/architecture.md list their
 //! rules. OpenAI's SDKs flatten `extra_body` lists into repeated bracketed fields; those
-//! are accepted too: `dictionary[]` and `languages[]` (one item per field) and
+//! are accepted too: `dictionary[]` and `languages[]` (one item per field),
+//! `sounds_like[TERM][]` (one spoken form of TERM per field) and
 //! `messages[][role]` /
 //! `messages[][content]` (the n-th `role` goes with the n-th `content`; content parts
 //! need the JSON form). An empty field means "not given". Unknown fields are ignored;
