@@ -6,14 +6,13 @@ use std::collections::HashSet;
 
 use crate::error::{Error, Result};
 
-use super::SoundsLike;
 use super::request::{
     MAX_DICTIONARY_TERMS, MAX_DICTIONARY_TEXT_BYTES, MAX_TERM_CHARS, check_text_size, excerpt,
     indexed_strings, is_absent, parse_json_array,
 };
+use super::sounds_like::{self, SoundsLike};
 
 const PARAM: &str = "dictionary";
-const SOUNDS_LIKE: &str = "sounds_like";
 
 /// Validated dictionary terms: trimmed, non-empty, distinct, in the order given; and
 /// the spoken forms given for some of them ([`Dictionary::with_sounds_like`]).
@@ -86,7 +85,7 @@ impl Dictionary {
             .find(|(term, _)| !self.terms.contains(term))
         {
             return Err(Error::invalid(
-                SOUNDS_LIKE,
+                sounds_like::PARAM,
                 format!(
                     "sounds_like has the key {} that is not a term of the dictionary; every \
                      key must be one of the dictionary's terms, spelled the same",
@@ -334,13 +333,11 @@ mod tests {
         assert_eq!(with.sounds_like().forms("Nguyen"), ["win"]);
         assert_eq!(with.terms(), dictionary.terms());
         let stranger = SoundsLike::from_pairs([("nguyen", ["win"])]).expect("valid");
-        match dictionary.with_sounds_like(stranger) {
-            Err(Error::InvalidRequest { param, message }) => {
-                assert_eq!(param, "sounds_like");
-                assert!(message.starts_with("sounds_like has the key \"nguyen\" that is not"));
-            }
-            other => panic!("{other:?}"),
-        }
+        let attach = |_: &str| dictionary.with_sounds_like(stranger);
+        assert!(
+            rejected(attach, "sounds_like", "")
+                .starts_with("sounds_like has the key \"nguyen\" that is not")
+        );
     }
 
     #[test]
