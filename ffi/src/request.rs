@@ -44,8 +44,8 @@ pub struct ctxscribe_request {
     languages: Vec<String>,
     /// The dictionary terms as added (untrimmed, so positions match what was sent).
     terms: Vec<String>,
-    /// Spoken forms per dictionary term, as added.
-    sounds_like: Vec<(String, Vec<String>)>,
+    /// Spoken forms per dictionary term, checked as they are added.
+    sounds_like: SoundsLike,
 }
 
 /// The request's parts as the library takes them.
@@ -61,7 +61,7 @@ impl ctxscribe_request {
         Ok(Context {
             messages: self.messages.clone(),
             languages: languages_from(&self.languages)?,
-            dictionary: dictionary_from(&self.terms, &self.sounds_like)?,
+            dictionary: dictionary_with(&self.terms, &self.sounds_like)?,
         })
     }
 
@@ -69,13 +69,12 @@ impl ctxscribe_request {
     fn add_sounds_like(&mut self, term: &CStr, form: &CStr) -> Result<(), Failure> {
         let term = utf8(term, "sounds_like", "the sounds_like term")?.trim();
         let form = utf8(form, "sounds_like", &format!("sounds_like[{term:?}]"))?;
-        let mut pairs = self.sounds_like.clone();
-        match pairs.iter_mut().find(|(key, _)| key == term) {
-            Some((_, forms)) => forms.push(form.to_owned()),
-            None => pairs.push((term.to_owned(), vec![form.to_owned()])),
-        }
-        dictionary_from(&self.terms, &pairs)?;
-        self.sounds_like = pairs;
+        // A term given again gets the form added to its others.
+        let added = std::iter::once((term.to_owned(), vec![form.to_owned()]));
+        let sounds_like =
+            SoundsLike::from_pairs(self.sounds_like.entries().iter().cloned().chain(added))?;
+        dictionary_with(&self.terms, &sounds_like)?;
+        self.sounds_like = sounds_like;
         Ok(())
     }
 
@@ -123,13 +122,8 @@ where
 
 /// The dictionary of `terms` with the spoken forms of `sounds_like`, by the library's
 /// rules (every key a term).
-fn dictionary_from(
-    terms: &[String],
-    sounds_like: &[(String, Vec<String>)],
-) -> Result<Dictionary, Failure> {
-    let sounds_like =
-        SoundsLike::from_pairs(sounds_like.iter().map(|(term, forms)| (term, forms)))?;
-    Ok(Dictionary::from_terms(terms)?.with_sounds_like(sounds_like)?)
+fn dictionary_with(terms: &[String], sounds_like: &SoundsLike) -> Result<Dictionary, Failure> {
+    Ok(Dictionary::from_terms(terms)?.with_sounds_like(sounds_like.clone())?)
 }
 
 /// No codes means automatic detection; otherwise the library's set rules.
@@ -482,9 +476,8 @@ pub unsafe extern "C" fn ctxscribe_request_set_sounds_like_json(
     unsafe {
         with_text(err_out, request, json, "json", |request, json| {
             let sounds_like = parse_sounds_like(utf8(json, "sounds_like", "sounds_like")?)?;
-            let pairs = sounds_like.entries().to_vec();
-            dictionary_from(&request.terms, &pairs)?;
-            request.sounds_like = pairs;
+            dictionary_with(&request.terms, &sounds_like)?;
+            request.sounds_like = sounds_like;
             Ok(())
         })
     }
