@@ -6,7 +6,11 @@ use crate::context::{Dictionary, Message};
 pub(super) fn corrector(dictionary: &[&str], messages: &[&str]) -> Corrector {
     let dictionary = Dictionary::from_terms(dictionary).expect("valid");
     let messages: Vec<Message> = messages.iter().map(|m| Message::user(*m)).collect();
-    Corrector::new(&ContextTerms::from_context(&messages, &dictionary))
+    corrector_of(&dictionary, &messages)
+}
+
+fn corrector_of(dictionary: &Dictionary, messages: &[Message]) -> Corrector {
+    Corrector::new(&ContextTerms::from_context(messages, dictionary))
 }
 
 fn fix(c: &Corrector, text: &str) -> String {
@@ -307,7 +311,7 @@ fn corrector_sounding(pairs: &[(&str, &[&str])]) -> Corrector {
             )?)
         })
         .expect("valid");
-    Corrector::new(&ContextTerms::from_context(&[], &dictionary))
+    corrector_of(&dictionary, &[])
 }
 
 #[test]
