@@ -192,7 +192,7 @@ pub(crate) fn check_homophone_edits(
     let unjudged = edits.split_off(edits.len().min(MAX_JUDGED_EDITS));
     // From the end, so that the byte ranges of the edits before stay valid. Past the
     // judged limit, a caller's spoken form read into ordinary words has nothing but the
-    // model's word for it: taken back.
+    // caller's word for it (the model never weighed it): taken back.
     for common in unjudged.into_iter().rev() {
         if common.name_reading.is_some()
             && let Some(original) = plain.get(common.splice.from..common.splice.to)
