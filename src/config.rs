@@ -9,6 +9,7 @@
 //! | `CTXSCRIBE_MODEL_DIR` | directory searched first for models (then `~/.local/share/ctxscribe/models`), where `ctxscribe models fetch` installs them | unset |
 //! | `CTXSCRIBE_VAD_MODEL` | path of a whisper.cpp Silero VAD model (ggml) | `silero-v6.2.0-ggml.bin` next to the model |
 //! | `CTXSCRIBE_THREADS` | engine threads per transcription | all available cores |
+//! | `CTXSCRIBE_DEVICE` | `auto` (the first GPU of a backend the build includes, else the CPU), `cpu` or `gpu` (an error without one); see [`Device`] | `auto` |
 //! | `CTXSCRIBE_WEIGHTS` | `as-stored` keeps the model's matrices as its file stores them (see [`Weights`]) | `fastest` (bf16 where the CPU multiplies it natively) |
 //! | `CTXSCRIBE_ASR_URL` | base URL of an OpenAI-compatible speech endpoint; when set, it transcribes instead of the embedded engine | unset (embedded engine) |
 //! | `CTXSCRIBE_ASR_KEY` | its API key (Bearer) | none |
@@ -22,7 +23,7 @@
 
 use std::time::Duration;
 
-use crate::engine::{Decoding, Weights};
+use crate::engine::{Decoding, Device, Weights};
 pub use crate::engine::{available_cores, concurrent_calls};
 use crate::error::{Error, Result};
 use crate::model::locate::non_empty_env;
@@ -44,6 +45,8 @@ pub const MAX_BEAM_SIZE: u8 = 8;
 pub const ENV_THREADS: &str = "CTXSCRIBE_THREADS";
 /// Environment variable choosing the weights' format in memory.
 pub const ENV_WEIGHTS: &str = "CTXSCRIBE_WEIGHTS";
+/// Environment variable choosing where the engine runs ([`Device`]).
+pub const ENV_DEVICE: &str = "CTXSCRIBE_DEVICE";
 
 /// Environment variable: base URL of a remote speech endpoint.
 pub const ENV_ASR_URL: &str = "CTXSCRIBE_ASR_URL";
@@ -191,6 +194,15 @@ pub fn default_threads() -> usize {
         .filter(|&threads| threads > 0)
         .unwrap_or_else(available_cores)
         .min(MAX_THREADS)
+}
+
+/// Where the engine runs: `$CTXSCRIBE_DEVICE` (`auto`, `cpu`, `gpu`), else
+/// [`Device::Auto`].
+///
+/// # Errors
+/// [`Error::InvalidRequest`] naming the variable when it holds another value.
+pub fn default_device() -> Result<Device> {
+    non_empty_env(ENV_DEVICE).map_or(Ok(Device::Auto), |value| Device::parse(&value, ENV_DEVICE))
 }
 
 /// The weights' format in memory: [`Weights::AsStored`] when `$CTXSCRIBE_WEIGHTS` is

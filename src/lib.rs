@@ -23,7 +23,7 @@ pub mod context;
 #[doc(hidden)]
 pub mod correction;
 // The whisper.cpp engine. Public for the benches and integration tests, which drive it
-// directly; not part of the API (`Decoding`, `Weights` and `CancelToken` are re-exported).
+// directly; not part of the API (`Decoding`, `Weights`, `Device`, `Backend` and `CancelToken` are re-exported).
 #[doc(hidden)]
 pub mod engine;
 pub mod error;
@@ -38,7 +38,7 @@ pub mod transcript;
 
 pub use audio::AudioLimits;
 pub use context::{Dictionary, Language, Languages, Message, Role};
-pub use engine::{CancelToken, Decoding, Weights};
+pub use engine::{Backend, CancelToken, Decoding, Device, Weights};
 pub use error::{Error, ErrorClass, ErrorCode, Result};
 pub use pipeline::{Event, RunOptions, TranscriptStream};
 pub use providers::{EndpointConfig, SpeechProvider};

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::audio::AudioLimits;
 use crate::config;
 use crate::context::{ContextLayers, Dictionary, Languages, Message};
-use crate::engine::{Decoding, EngineConfig, Weights, WhisperEngine};
+use crate::engine::{Backend, Decoding, Device, EngineConfig, Weights, WhisperEngine};
 use crate::error::{Error, Result};
 use crate::pipeline::{Pipeline, RunOptions, TranscriptStream};
 use crate::providers::{self, EndpointConfig, LlmCorrector};
@@ -160,6 +160,13 @@ impl ContextTranscriber {
         self.inner.engine.is_multilingual()
     }
 
+    /// The device the embedded engine runs on (CPU or a GPU, with the reason a GPU was
+    /// not used); `None` with a remote speech provider.
+    #[must_use]
+    pub fn backend(&self) -> Option<Backend> {
+        self.inner.engine.backend()
+    }
+
     /// The limits applied to every input.
     #[must_use]
     pub fn audio_limits(&self) -> &AudioLimits {
@@ -197,6 +204,7 @@ pub struct ContextTranscriberBuilder {
     threads: Option<usize>,
     decoding: Decoding,
     weights: Option<Weights>,
+    device: Option<Device>,
     limits: AudioLimits,
     timeout: Option<Duration>,
     layers: ContextLayers,
@@ -274,6 +282,14 @@ impl ContextTranscriberBuilder {
     /// (`as-stored`), else [`Weights::Fastest`].
     pub fn with_weights(mut self, weights: Weights) -> Self {
         self.weights = Some(weights);
+        self
+    }
+
+    /// Where the engine runs: [`Device::Auto`] (the first GPU of a backend this build
+    /// includes, else the CPU), [`Device::Cpu`] or [`Device::Gpu`] (an error when there is
+    /// none). Default: `$CTXSCRIBE_DEVICE`, else [`Device::Auto`].
+    pub fn with_device(mut self, device: Device) -> Self {
+        self.device = Some(device);
         self
     }
 
@@ -380,6 +396,10 @@ impl ContextTranscriberBuilder {
             threads,
             decoding: self.decoding,
             weights: self.weights.unwrap_or_else(config::default_weights),
+            device: match self.device {
+                Some(device) => device,
+                None => config::default_device()?,
+            },
         })?;
         Ok(ContextTranscriber {
             inner: Arc::new(Pipeline {

@@ -215,6 +215,9 @@ fn json_lines_carry_text_language_segments_and_timings() {
         assert_eq!(texts.join(" "), line["text"].as_str().unwrap_or(""));
         assert!(line["timings"]["total_secs"].as_f64() > Some(0.0), "{line}");
         assert!(line["cpu_kernels"]["variant"].is_string(), "{line}");
+        // The CLI is built without a GPU backend: the engine runs on the CPU, and says so.
+        assert_eq!(line["backend"]["name"], "CPU", "{line}");
+        assert!(line["backend"]["fallback"].is_null(), "{line}");
     }
 }
 

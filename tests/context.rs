@@ -398,6 +398,7 @@ fn canonical_tokenization_agrees_with_the_model_vocabulary() {
         threads: 1,
         decoding: Decoding::Greedy,
         weights: ctxscribe::config::default_weights(),
+        device: ctxscribe::config::default_device().expect("CTXSCRIBE_DEVICE is auto, cpu or gpu"),
     })
     .expect("model loads");
     // Words with a token of their own come out as that one token, as whisper.cpp's own
@@ -465,6 +466,7 @@ fn base_engine_and_jfk() -> (WhisperEngine, Vec<f32>) {
         threads: 2,
         decoding: Decoding::Greedy,
         weights: ctxscribe::config::default_weights(),
+        device: ctxscribe::config::default_device().expect("CTXSCRIBE_DEVICE is auto, cpu or gpu"),
     })
     .expect("model loads");
     let clip = real_clip("en_whisper_jfk");

@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use common::*;
 use ctxscribe::engine::{Decoding, EngineConfig, EngineRequest, Stop, WhisperEngine};
-use ctxscribe::{Audio, ContextTranscriber, Dictionary, Language, Languages, Message, Weights};
+use ctxscribe::{
+    Audio, ContextTranscriber, Device, Dictionary, Language, Languages, Message, Weights,
+};
 
 const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, ask \
                    what you can do for your country.";
@@ -49,6 +51,52 @@ fn jfk_is_word_exact_with_base() {
         transcript.segments
     );
     assert!(transcript.segments.last().is_some_and(|s| s.end > 9.0));
+}
+
+/// The engine says where it runs, and hears jfk there: on the CPU in a build without a
+/// GPU backend; with `CTXSCRIBE_DEVICE=gpu` (CI's Vulkan job, on Mesa's CPU driver) on
+/// the GPU; and on the CPU when asked for it, whatever the build.
+#[test]
+fn the_engine_says_which_device_it_runs_on_and_hears_jfk_there() {
+    let clip = real_clip("en_whisper_jfk");
+    let backend = base_transcriber().backend().expect("the embedded engine");
+    eprintln!("engine backend: {backend}");
+    if ctxscribe::engine::gpu_backends_built().is_empty() {
+        assert!(!backend.is_gpu() && backend.fallback.is_none(), "{backend}");
+    }
+    if ctxscribe::config::default_device().ok() == Some(Device::Gpu) {
+        assert!(backend.is_gpu(), "{backend}");
+    }
+    let on_cpu = base_builder()
+        .with_device(Device::Cpu)
+        .build()
+        .expect("the CPU always loads");
+    let cpu = on_cpu.backend().expect("the embedded engine");
+    assert!(!cpu.is_gpu() && cpu.fallback.is_none(), "{cpu}");
+    for transcriber in [base_transcriber(), &on_cpu] {
+        let transcript =
+            transcribe_file(transcriber, &clip.path, Languages::Auto).expect("transcribe");
+        assert_eq!(words(&transcript.text), words(JFK), "{backend}");
+    }
+}
+
+/// A GPU asked for where there is none is a typed error when the model loads, never a
+/// crash or a silent CPU run.
+#[test]
+fn a_gpu_asked_for_where_there_is_none_is_a_typed_error() {
+    if !ctxscribe::engine::gpu_backends_built().is_empty() {
+        return; // a GPU build: the test above checks the device it found
+    }
+    let error = base_builder()
+        .with_device(Device::Gpu)
+        .build()
+        .expect_err("no GPU backend in this build");
+    assert_eq!(
+        error.code(),
+        ctxscribe::ErrorCode::ModelUnavailable,
+        "{error}"
+    );
+    assert!(error.to_string().contains("no GPU backend"), "{error}");
 }
 
 #[test]
@@ -358,6 +406,7 @@ fn a_large_set_on_short_or_noisy_audio_is_bounded() {
         threads: 2,
         decoding: Decoding::default(),
         weights: ctxscribe::config::default_weights(),
+        device: ctxscribe::config::default_device().expect("CTXSCRIBE_DEVICE is auto, cpu or gpu"),
     })
     .expect("model loads");
     let (path, _, _) = voice_clips()
@@ -485,6 +534,7 @@ fn silence_gives_empty_text_without_an_encoder_pass_even_with_context() {
         threads: 2,
         decoding: Decoding::Greedy,
         weights: ctxscribe::config::default_weights(),
+        device: ctxscribe::config::default_device().expect("CTXSCRIBE_DEVICE is auto, cpu or gpu"),
     })
     .expect("model loads");
     let output = engine
@@ -744,9 +794,10 @@ fn bf16_matrices_hear_the_real_clips_as_well_as_the_stored_f16_ones() {
     let (fastest, stored) = (load(Weights::Fastest), load(Weights::AsStored));
     let cpu_has_bf16 = std::fs::read_to_string("/proc/cpuinfo")
         .is_ok_and(|cpu| cpu.split_whitespace().any(|flag| flag == "avx512_bf16"));
+    let on_gpu = fastest.backend().is_some_and(|backend| backend.is_gpu());
     assert_eq!(
         format!("{fastest:?}").contains("bf16 matrices"),
-        cpu_has_bf16
+        cpu_has_bf16 && !on_gpu
     );
     assert!(!format!("{stored:?}").contains("bf16"));
     let (mut errors, mut words) = ([0usize; 2], 0usize);

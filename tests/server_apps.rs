@@ -196,6 +196,14 @@ fn models_list_the_loaded_model() {
             .is_some_and(|f| f.iter().any(|x| x == "SSE3")),
         "{model}"
     );
+    // The device it runs on: the CPU in a build without a GPU backend.
+    assert_eq!(model["backend"]["name"], "CPU", "{model}");
+    assert!(
+        model["backend"]["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("SSE3")),
+        "{model}"
+    );
 
     let post = http(
         server.addr,

@@ -521,6 +521,7 @@ fn bench_second_decode(options: &Options, clips: &[Clip]) -> Result<(), String> 
         threads: options.threads,
         decoding: Decoding::Greedy,
         weights: ctxscribe::config::default_weights(),
+        device: ctxscribe::config::default_device().map_err(|e| e.to_string())?,
     })
     .map_err(|e| e.to_string())?;
     let (mut firsts, mut seconds, mut ratios) = (Vec::new(), Vec::new(), Vec::new());

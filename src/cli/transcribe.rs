@@ -12,8 +12,8 @@ use crate::context::{
 };
 use crate::error::{Error, Result};
 use crate::{
-    AudioLimits, CancelToken, CheckedAudio, ContextTranscriber, Dictionary, Event, Languages,
-    RunOptions, Transcript, TranscriptionRequest,
+    AudioLimits, Backend, CancelToken, CheckedAudio, ContextTranscriber, Dictionary, Event,
+    Languages, RunOptions, Transcript, TranscriptionRequest,
 };
 
 /// Files at least this long (seconds of audio) show their progress in audio seconds.
@@ -50,6 +50,9 @@ pub(crate) fn run(args: &TranscribeArgs) -> Result<i32> {
         builder = builder.with_model_path(model);
     }
     let transcriber = builder.build()?;
+    if let Some(reason) = transcriber.backend().and_then(|backend| backend.fallback) {
+        eprintln!("ctxscribe: warning: {reason}; the engine runs on the CPU");
+    }
     let interrupt = CancelToken::new();
     cancel_on_ctrl_c(&interrupt);
     let mut progress = Progress::new(args.files.len());
@@ -87,7 +90,7 @@ pub(crate) fn run(args: &TranscribeArgs) -> Result<i32> {
                     }
                 }
                 let line = if args.json {
-                    json_line(&name, &transcript)
+                    json_line(&name, &transcript, transcriber.backend())
                 } else if args.files.len() > 1 {
                     format!("{name}: {}", transcript.text)
                 } else {
@@ -199,7 +202,7 @@ fn read_audio(path: &Path, limits: &AudioLimits) -> Result<Vec<u8>> {
 }
 
 /// One file's `--json` line.
-fn json_line(file: &str, transcript: &Transcript) -> String {
+fn json_line(file: &str, transcript: &Transcript, backend: Option<Backend>) -> String {
     let segments: Vec<_> = transcript
         .segments
         .iter()
@@ -217,6 +220,7 @@ fn json_line(file: &str, transcript: &Transcript) -> String {
             .map(|w| json!({"code": w.code.as_str(), "message": w.message}))
             .collect::<Vec<_>>(),
         "cpu_kernels": crate::engine::cpu_kernels_json(),
+        "backend": backend.map(|backend| backend.to_json()),
         "timings": {
             "decode_secs": round_ms(transcript.timings.decode.as_secs_f64()),
             "engine_secs": round_ms(transcript.timings.engine.as_secs_f64()),

@@ -16,7 +16,7 @@ use whisper_rs::{
 use super::pool::Pool;
 use super::stop::Stop;
 use super::tokens::Vocabulary;
-use super::{Weights, weights};
+use super::{Backend, Device, Weights, weights};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::error::{Error, Result};
 use crate::model::fetch;
@@ -29,6 +29,7 @@ pub(crate) struct Model {
     vad_model_path: Option<String>,
     vad_contexts: Pool<WhisperVadContext>,
     description: String,
+    backend: Backend,
 }
 
 impl std::fmt::Debug for Model {
@@ -36,6 +37,7 @@ impl std::fmt::Debug for Model {
         f.debug_struct("Model")
             .field("model", &self.description)
             .field("vad", &self.vad_model_path.is_some())
+            .field("backend", &self.backend.name)
             .finish_non_exhaustive()
     }
 }
@@ -46,10 +48,12 @@ impl Model {
         model_path: &Path,
         vad_model_path: Option<&Path>,
         weights: Weights,
+        device: Device,
     ) -> Result<Self> {
         whisper_rs::install_logging_hooks();
         // The CPU kernels are chosen (and registered with ggml) before the first model.
         let kernels = super::kernels::cpu_kernels()?;
+        let (use_gpu, backend) = super::device::choose(device, &kernels.to_string())?;
         if !model_path.is_file() {
             return Err(Error::ModelUnavailable {
                 message: format!(
@@ -62,21 +66,19 @@ impl Model {
             });
         }
         fetch::check_model_file(model_path)?;
-        let (context, bf16) =
-            load_context(model_path, weights, kernels.has_bf16()).map_err(|e| {
-                Error::ModelUnavailable {
-                    message: format!(
-                        "{} is not a loadable whisper.cpp model ({e}){}",
-                        model_path.display(),
-                        replace_hint(model_path)
-                    ),
-                    source: Some(Box::new(e)),
-                }
+        let (context, bf16) = load_context(model_path, weights, use_gpu, kernels.has_bf16())
+            .map_err(|e| Error::ModelUnavailable {
+                message: format!(
+                    "{} is not a loadable whisper.cpp model ({e}){}",
+                    model_path.display(),
+                    replace_hint(model_path)
+                ),
+                source: Some(Box::new(e)),
             })?;
         let vad_model_path = vad_model_path.map(checked_vad_path).transpose()?;
         let vocabulary = Vocabulary::new(&context);
         let description = format!(
-            "{} ({} text layers, {}{})",
+            "{} ({} text layers, {}{}{})",
             model_path.display(),
             context.model_n_text_layer(),
             if context.is_multilingual() {
@@ -84,7 +86,12 @@ impl Model {
             } else {
                 "English-only"
             },
-            if bf16 { ", bf16 matrices" } else { "" }
+            if bf16 { ", bf16 matrices" } else { "" },
+            if backend.is_gpu() {
+                format!(", on {}", backend.name)
+            } else {
+                String::new()
+            }
         );
         let model = Model {
             context,
@@ -92,6 +99,7 @@ impl Model {
             vad_model_path,
             vad_contexts: Pool::new(),
             description,
+            backend,
         };
         // Load the VAD once now so that a broken file fails at start-up, not per request.
         if model.vad_model_path.is_some() {
@@ -107,6 +115,10 @@ impl Model {
 
     pub(crate) fn description(&self) -> &str {
         &self.description
+    }
+
+    pub(crate) fn backend(&self) -> &Backend {
+        &self.backend
     }
 
     pub(crate) fn is_multilingual(&self) -> bool {
@@ -239,26 +251,29 @@ impl std::fmt::Debug for DecoderState {
     }
 }
 
-/// The whisper.cpp context of the model file at `path`, and whether its matrices were
-/// converted to bf16 ([`crate::model::convert::f16_matrices_to_bf16`]): with [`Weights::Fastest`], when ggml has native bf16
-/// kernels, the file is an f16 model and memory has room for it
-/// ([`weights::room_to_convert`]). The file is then read whole and converted in memory
-/// (its size again, until whisper.cpp has copied it); anything else loads from the file
-/// as it is.
+/// The whisper.cpp context of the model file at `path` (on the GPU [`super::device`]
+/// chose when `use_gpu`), and whether its matrices were converted to bf16
+/// ([`crate::model::convert::f16_matrices_to_bf16`]): with [`Weights::Fastest`] on the
+/// CPU, when ggml has native bf16 kernels, the file is an f16 model and memory has room
+/// for it ([`weights::room_to_convert`]). The file is then read whole and converted in
+/// memory (its size again, until whisper.cpp has copied it); anything else loads from
+/// the file as it is.
 fn load_context(
     path: &Path,
     weights: Weights,
+    use_gpu: bool,
     native_bf16: bool,
 ) -> std::result::Result<(WhisperContext, bool), whisper_rs::WhisperError> {
     let params = || {
         let mut params = WhisperContextParameters::default();
-        params.use_gpu(false);
+        params.use_gpu(use_gpu);
         // Flash attention stays off: on this CPU it was no faster and raised WER on short
         // clips (5 s clips: WER 0.355 vs 0.113, measured with `make bench`).
         params.flash_attn(false);
         params
     };
     if weights == Weights::Fastest
+        && !use_gpu
         && native_bf16
         && std::fs::metadata(path).is_ok_and(|file| weights::room_to_convert(file.len()))
         && let Ok(mut bytes) = std::fs::read(path)

@@ -18,6 +18,7 @@ mod binding;
 pub mod bpe;
 mod decode;
 mod detect;
+mod device;
 mod encoded;
 mod kernels;
 mod logits;
@@ -35,6 +36,7 @@ pub mod windows;
 use std::path::PathBuf;
 
 pub use biasing::{BiasPhrase, BiasStrength, MatchStatus, TermBias};
+pub use device::{Backend, Device, gpu_backends_built};
 pub use encoded::EncodedWindow;
 pub use kernels::{CpuKernels, cpu_kernels, cpu_kernels_json, cpu_kernels_loaded};
 pub use session::WhisperSession;
@@ -83,6 +85,9 @@ pub struct EngineConfig {
     pub decoding: Decoding,
     /// The weight matrices' format in memory.
     pub weights: Weights,
+    /// Where the matrices are multiplied: a GPU of a backend this build includes, or the
+    /// CPU.
+    pub device: Device,
 }
 
 /// What the engine is asked to do with one signal.

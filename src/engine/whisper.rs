@@ -18,7 +18,7 @@ use super::detect::{Detection, decide_by_decoding, detect};
 use super::pool::Pool;
 use super::repeats;
 use super::text::window_text;
-use super::{Decoding, EngineConfig, EngineRequest, SegmentWatcher};
+use super::{Backend, Decoding, EngineConfig, EngineRequest, SegmentWatcher};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::context::{Language, Languages};
 use crate::error::{Error, Result};
@@ -78,6 +78,7 @@ impl WhisperEngine {
             &config.model_path,
             config.vad_model_path.as_deref(),
             config.weights,
+            config.device,
         )?;
         let threads = config.threads.max(1);
         Ok(WhisperEngine {
@@ -94,6 +95,12 @@ impl WhisperEngine {
     #[must_use]
     pub fn is_multilingual(&self) -> bool {
         self.model.is_multilingual()
+    }
+
+    /// The device the engine runs on.
+    #[must_use]
+    pub fn backend(&self) -> &Backend {
+        self.model.backend()
     }
 
     /// True when a VAD model is loaded.

@@ -75,6 +75,11 @@ pub trait SpeechProvider: Send + Sync + fmt::Debug {
     /// cannot tell, and says true).
     fn is_multilingual(&self) -> bool;
 
+    /// The device a local engine runs on; `None` for remote providers.
+    fn backend(&self) -> Option<crate::engine::Backend> {
+        None
+    }
+
     /// Decode-time biasing towards `terms` (written form, weight), for providers that
     /// decode locally; `None` for those that cannot bias (remote endpoints).
     fn term_bias(&self, terms: &[(String, f32)], strength: BiasStrength) -> Option<TermBias> {
@@ -199,6 +204,10 @@ impl SpeechProvider for WhisperEngine {
 
     fn is_multilingual(&self) -> bool {
         WhisperEngine::is_multilingual(self)
+    }
+
+    fn backend(&self) -> Option<crate::engine::Backend> {
+        Some(WhisperEngine::backend(self).clone())
     }
 
     fn term_bias(&self, terms: &[(String, f32)], strength: BiasStrength) -> Option<TermBias> {

@@ -228,6 +228,7 @@ pub(crate) fn models(state: &AppState) -> Response<Full<Bytes>> {
                 "created": state.loaded_at,
                 "owned_by": "ctxscribe",
                 "cpu_kernels": crate::engine::cpu_kernels_json(),
+                "backend": state.transcriber.backend().map(|backend| backend.to_json()),
             }],
         }),
     )

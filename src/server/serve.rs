@@ -144,10 +144,14 @@ async fn load_transcriber(config: &Config) -> Result<(ContextTranscriber, String
         model = %model_name,
         multilingual = transcriber.is_multilingual(),
         cpu_kernels = crate::engine::cpu_kernels_loaded().map_or_else(String::new, ToString::to_string),
+        backend = transcriber.backend().map_or_else(String::new, |backend| backend.to_string()),
         threads = config.threads,
         load_ms = ms(loading.elapsed()),
         "model loaded"
     );
+    if let Some(reason) = transcriber.backend().and_then(|backend| backend.fallback) {
+        warn!(%reason, "the engine runs on the CPU");
+    }
     Ok((transcriber, model_name))
 }
 
