@@ -13,7 +13,7 @@ export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
 PREFIX ?= /usr/local
 
-.PHONY: install wheel setup serve test lint fmt bench bench-contention bench-langid bench-longdict bench-portable eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
+.PHONY: install wheel setup serve test test-vulkan lint fmt bench bench-contention bench-langid bench-longdict bench-portable eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -108,6 +108,15 @@ install:
 ## The C ABI's C/C++ tests alone (ASan + UBSan), on the real models.
 c-test: setup
 	bash ffi/tests/run-c-tests.sh
+
+## The engine's Vulkan build on Mesa's CPU Vulkan driver (lavapipe), so the GPU path keeps
+## working without a GPU: builds `--features server,vulkan` and runs engine tests with
+## CTXSCRIBE_DEVICE=gpu (a typed error, not a CPU run, if the device cannot start).
+VULKAN_TESTS ?= the_engine_says_which_device
+test-vulkan: setup
+	VULKAN_SDK=$$(bash scripts/setup-vulkan.sh) && export VULKAN_SDK \
+	  && GGML_VK_VISIBLE_DEVICES=0 CTXSCRIBE_DEVICE=gpu $(CARGO) test --release \
+	  --features server,vulkan --test engine -- $(VULKAN_TESTS)
 
 ## The Python package alone: fresh venv, `pip install .`, stubtest, mypy --strict, pytest.
 python-test: setup
