@@ -154,6 +154,12 @@ class ContextTranscriber:
     def is_multilingual(self) -> bool:
         """Whether the loaded model knows more languages than English."""
 
+    @property
+    def backend(self) -> dict[str, str | None] | None:
+        """The device the engine runs on: ``name`` (``"CPU"``, or the GPU's ggml name such
+        as ``"Vulkan0"``), ``description``, and ``fallback`` (why no GPU was used, or None);
+        None with a remote speech provider."""
+
 @final
 class CancelToken:
     """Stops a running transcription from any thread (:class:`CancelledError`)."""

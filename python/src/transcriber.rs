@@ -227,6 +227,20 @@ impl PyContextTranscriber {
         self.inner.is_multilingual()
     }
 
+    /// The device the engine runs on: ``{"name": "CPU" or the GPU's ggml name
+    /// (``"Vulkan0"``), "description": ..., "fallback": why no GPU was used, or None}``;
+    /// None with a remote speech provider.
+    #[getter]
+    fn backend(&self) -> Option<std::collections::HashMap<&'static str, Option<String>>> {
+        self.inner.backend().map(|backend| {
+            std::collections::HashMap::from([
+                ("name", Some(backend.name)),
+                ("description", Some(backend.description)),
+                ("fallback", backend.fallback),
+            ])
+        })
+    }
+
     fn __repr__(&self) -> String {
         let limits = self.inner.audio_limits();
         format!(

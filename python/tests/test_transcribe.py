@@ -74,6 +74,10 @@ def test_default_model_is_the_multilingual_base() -> None:
     # ($CTXSCRIBE_MODEL_DIR: run-tests.sh points it at the checkout's models/).
     transcriber = ctxscribe.ContextTranscriber(threads=THREADS)
     assert transcriber.is_multilingual
+    # A wheel built without a GPU backend runs on the CPU, and says so.
+    backend = transcriber.backend
+    assert backend is not None and backend["name"] == "CPU" and backend["fallback"] is None
+    assert backend["description"]
     assert repr(transcriber).startswith("ContextTranscriber(multilingual=True")
 
 
