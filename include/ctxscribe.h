@@ -753,6 +753,20 @@ void ctxscribe_transcriber_free(ctxscribe_transcriber *transcriber);
 // `transcriber` is NULL or a live transcriber.
 bool ctxscribe_transcriber_is_multilingual(const ctxscribe_transcriber *transcriber);
 
+// The device the engine runs on, as text: `CPU (<kernels>)`, or the GPU's ggml name
+// and description (`Vulkan0 (<device>)`), followed by why no GPU was used when a GPU
+// build found none (`CTXSCRIBE_DEVICE=auto`); `remote` with a remote speech provider.
+//
+// NULL rules: returns NULL if `transcriber` is NULL.
+// Ownership: the string belongs to the transcriber; it stays valid until
+// `ctxscribe_transcriber_free()`. Do not free it.
+// Thread safety: any thread, concurrently with other calls. Does not block.
+//
+// # Safety
+//
+// `transcriber` is NULL or a live transcriber.
+const char *ctxscribe_transcriber_backend(const ctxscribe_transcriber *transcriber);
+
 // Transcribes an encoded audio file (wav, webm, mp3, m4a or ogg; the container is
 // detected from the bytes) with the context of `request`.
 //

@@ -199,6 +199,7 @@ fn accessors_accept_null() {
         assert!(ctxscribe_transcript_audio_secs(null()).abs() < f64::EPSILON);
         assert!(ctxscribe_transcript_processing_secs(null()).abs() < f64::EPSILON);
         assert!(!ctxscribe_transcriber_is_multilingual(null()));
+        assert!(ctxscribe_transcriber_backend(null()).is_null());
     }
 }
 

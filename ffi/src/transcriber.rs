@@ -1,5 +1,6 @@
 //! `ctxscribe_transcriber`: a loaded model, shared by any number of threads.
 
+use std::ffi::{CString, c_char};
 use std::ptr::null;
 
 use ctxscribe::{Audio, AudioLimits, CheckedAudio, ContextTranscriber, TranscriptionRequest};
@@ -20,6 +21,8 @@ use crate::transcript::ctxscribe_transcript;
 #[derive(Debug)]
 pub struct ctxscribe_transcriber {
     inner: ContextTranscriber,
+    /// `ctxscribe_transcriber_backend()`'s answer, kept as long as the transcriber.
+    backend: CString,
 }
 
 /// Creates a transcriber, loading the model (and the VAD model) once.
@@ -55,8 +58,13 @@ pub unsafe extern "C" fn ctxscribe_transcriber_new(
             None => ContextTranscriber::builder(),
         };
         let inner = builder.build()?;
+        let backend = inner
+            .backend()
+            .map_or_else(|| "remote".to_owned(), |backend| backend.to_string());
+        // Device names and descriptions come from C strings: no interior NUL.
+        let backend = CString::new(backend).unwrap_or_default();
         // SAFETY: `out` is valid for writing one pointer (contract; checked not NULL).
-        unsafe { ptr::write_out(out, ctxscribe_transcriber { inner }) };
+        unsafe { ptr::write_out(out, ctxscribe_transcriber { inner, backend }) };
         Ok(())
     };
     // SAFETY: `err_out` is NULL or valid for writing one pointer (this function's contract).
@@ -97,6 +105,27 @@ pub unsafe extern "C" fn ctxscribe_transcriber_is_multilingual(
     guard_or(false, || {
         transcriber.is_some_and(|t| t.inner.is_multilingual())
     })
+}
+
+/// The device the engine runs on, as text: `CPU (<kernels>)`, or the GPU's ggml name
+/// and description (`Vulkan0 (<device>)`), followed by why no GPU was used when a GPU
+/// build found none (`CTXSCRIBE_DEVICE=auto`); `remote` with a remote speech provider.
+///
+/// NULL rules: returns NULL if `transcriber` is NULL.
+/// Ownership: the string belongs to the transcriber; it stays valid until
+/// `ctxscribe_transcriber_free()`. Do not free it.
+/// Thread safety: any thread, concurrently with other calls. Does not block.
+///
+/// # Safety
+///
+/// `transcriber` is NULL or a live transcriber.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ctxscribe_transcriber_backend(
+    transcriber: *const ctxscribe_transcriber,
+) -> *const c_char {
+    // SAFETY: `transcriber` is NULL or live (contract).
+    let transcriber = unsafe { transcriber.as_ref() };
+    transcriber.map_or(null(), |t| t.backend.as_ptr())
 }
 
 /// Transcribes an encoded audio file (wav, webm, mp3, m4a or ogg; the container is

@@ -308,6 +308,7 @@ static void test_free_null_is_a_no_op(void) {
     EXPECT(ctxscribe_transcript_segment_end(NULL, 0) == -1.0);
     EXPECT(ctxscribe_transcript_segment_text(NULL, 0) == NULL);
     EXPECT(!ctxscribe_transcriber_is_multilingual(NULL));
+    EXPECT(ctxscribe_transcriber_backend(NULL) == NULL);
 }
 
 static void test_null_arguments(void) {
@@ -768,6 +769,8 @@ static void test_multilingual_model_and_language_set(void) {
     ctxscribe_transcript *transcript = NULL;
     EXPECT(german != NULL && base != NULL);
     EXPECT(ctxscribe_transcriber_is_multilingual(base));
+    /* Built without a GPU backend: the engine runs on the CPU kernels, and says so. */
+    EXPECT(base == NULL || strncmp(ctxscribe_transcriber_backend(base), "CPU (", 5) == 0);
     EXPECT_OK(ctxscribe_request_set_languages(request, "de,en", &err));
     if (german != NULL && base != NULL) {
         EXPECT_OK(ctxscribe_transcriber_transcribe(base, request, german, len, &transcript,
