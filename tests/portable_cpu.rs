@@ -118,6 +118,7 @@ fn every_module_this_cpu_runs_transcribes_jfk_exactly() {
         "haswell",
         "alderlake",
         "skylakex",
+        "cascadelake",
         "icelake",
         "zen4",
         "sapphirerapids",

@@ -5,8 +5,9 @@
 # CMAKE_PROJECT_INCLUDE, which CMake runs after each project() call. It
 #   1. builds the CPU backend that is linked in for the x86-64-v2 floor (SSE4.2) instead
 #      of -march=native, so the artifacts start on any x86-64-v2 CPU;
-#   2. builds ggml's CPU backend variants (AVX, AVX2, AVX-512, AVX-512 VNNI/BF16, AMX) as
-#      loadable modules, each holding its own copy of ggml-base, next to the build;
+#   2. builds ggml's CPU backend variants (AVX, AVX2, AVX-512, AVX-512 VNNI with and
+#      without VBMI, AVX-512 BF16, AMX) as loadable modules, each holding its own copy of
+#      ggml-base, next to the build;
 #   3. tells cargo where they are (`cargo:cpu_variants_dir=...`, read by ctxscribe's
 #      build script as DEP_WHISPER_CPU_VARIANTS_DIR), which embeds them; at run time the
 #      engine loads the best one the CPU supports (kernels.rs beside this file).
@@ -41,10 +42,11 @@ function(_ctxscribe_add_cpu_variants variable access)
     ggml_add_cpu_backend_variant(haswell        SSE42 AVX F16C FMA AVX2 BMI2)
     ggml_add_cpu_backend_variant(alderlake      SSE42 AVX F16C FMA AVX2 BMI2 AVX_VNNI)
     ggml_add_cpu_backend_variant(skylakex       SSE42 AVX F16C FMA AVX2 BMI2 AVX512)
+    ggml_add_cpu_backend_variant(cascadelake    SSE42 AVX F16C FMA AVX2 BMI2 AVX512 AVX512_VNNI)
     ggml_add_cpu_backend_variant(icelake        SSE42 AVX F16C FMA AVX2 BMI2 AVX512 AVX512_VBMI AVX512_VNNI)
     ggml_add_cpu_backend_variant(zen4           SSE42 AVX F16C FMA AVX2 BMI2 AVX512 AVX512_VBMI AVX512_VNNI AVX512_BF16)
     ggml_add_cpu_backend_variant(sapphirerapids SSE42 AVX F16C FMA AVX2 BMI2 AVX512 AVX512_VBMI AVX512_VNNI AVX512_BF16 AMX_TILE AMX_INT8)
-    foreach(tag sandybridge haswell alderlake skylakex icelake zen4 sapphirerapids)
+    foreach(tag sandybridge haswell alderlake skylakex cascadelake icelake zen4 sapphirerapids)
         # Each module binds its own copies of ggml's symbols, whatever the host exports.
         target_link_options(ggml-cpu-${tag} PRIVATE "-Wl,-Bsymbolic")
     endforeach()

@@ -30,7 +30,7 @@ include!(concat!(env!("OUT_DIR"), "/cpu_variants.rs"));
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuKernels {
     /// `native` (built for the building machine's CPU), `x86-64-v2` (the linked-in
-    /// portable floor) or the loaded variant's name (`haswell`, `skylakex`, `icelake`,
+    /// portable floor) or the loaded variant's name (`haswell`, `skylakex`, `cascadelake`, `icelake`,
     /// `alderlake`, `zen4`, `sapphirerapids`).
     pub variant: String,
     /// ggml's features of that backend (`AVX2`, `AVX512_BF16`, `OPENMP`, ...).
@@ -178,10 +178,11 @@ fn chosen_by_name(name: &str) -> std::result::Result<CpuKernels, String> {
 
 /// Variants from the most capable to the least (ggml's x86 variant names), then any
 /// other embedded one.
-const PREFERENCE: [&str; 7] = [
+const PREFERENCE: [&str; 8] = [
     "sapphirerapids",
     "zen4",
     "icelake",
+    "cascadelake",
     "skylakex",
     "alderlake",
     "haswell",
