@@ -16,11 +16,14 @@ use std::path::{Path, PathBuf};
 
 const PREFIX: &str = "libggml-cpu-";
 const SUFFIX: &str = ".so";
+/// The CMake file that lists the variants (`.cargo/config.toml` includes it).
+const VARIANTS_CMAKE: &str = "src/engine/ggml-cpu-variants.cmake";
 
 fn main() {
     println!("cargo:rerun-if-env-changed=DEP_WHISPER_CPU_VARIANTS_DIR");
     println!("cargo:rerun-if-env-changed=CTXSCRIBE_NATIVE");
     println!("cargo:rerun-if-env-changed=CMAKE_PROJECT_INCLUDE");
+    println!("cargo:rerun-if-changed={VARIANTS_CMAKE}");
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let variants = match env::var_os("DEP_WHISPER_CPU_VARIANTS_DIR") {
         Some(dir) => modules_in(Path::new(&dir)),
@@ -89,4 +92,30 @@ fn check_the_build_matches(variants: &[(String, PathBuf)]) {
             }
         );
     }
+    // Nor does it when the variants' CMake file changes: a variant added there but not
+    // built would be missing from the engine without a word.
+    let listed = listed_variants();
+    let built: Vec<&str> = variants.iter().map(|(tag, _)| tag.as_str()).collect();
+    if portable_wanted && !listed.is_empty() && listed != built {
+        panic!(
+            "whisper-rs-sys built the CPU variants {built:?}, but {VARIANTS_CMAKE} lists \
+             {listed:?}: run `cargo clean -p whisper-rs-sys` and build again"
+        );
+    }
+}
+
+/// The variant names `ggml_add_cpu_backend_variant(<name> ...)` in the CMake file adds,
+/// sorted (empty when the file cannot be read: outside this workspace).
+fn listed_variants() -> Vec<String> {
+    let Ok(text) = fs::read_to_string(VARIANTS_CMAKE) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("ggml_add_cpu_backend_variant("))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names
 }
