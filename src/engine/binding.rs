@@ -1,6 +1,8 @@
 //! The whisper.cpp binding (through whisper-rs): the model, the per-call encoder/decoder
-//! state and the VAD. The only module of the core crate with `unsafe`; everything above
-//! it (encoding, detection, decoding, scoring) is safe Rust over four operations:
+//! state and the VAD. With `kernels.rs` and `device.rs` (which ask ggml for its CPU
+//! kernels and devices before a model loads), the only module of the core crate with
+//! `unsafe`; everything above it (encoding, detection, decoding, scoring) is safe Rust
+//! over four operations:
 //! [`DecoderState::encode`], [`DecoderState::logits_after`],
 //! [`DecoderState::search_beams`] and [`Model::speech_regions`].
 

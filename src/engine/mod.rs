@@ -2,7 +2,8 @@
 //!
 //! One [`WhisperEngine`] holds the model (loaded once, shared by every call and thread)
 //! and a pool of per-call states. A transcription is an [`EngineSession`] the caller
-//! (the pipeline) pulls windows from (`session.rs`): load (`binding.rs`, the only
+//! (the pipeline) pulls windows from (`session.rs`): load (`binding.rs`; the CPU kernels
+//! from `kernels.rs` and the device from `device.rs`, the other two modules with
 //! `unsafe`; matrices in bf16 where that is faster and fits, `weights.rs`) -> speech
 //! detection and windows along speech boundaries ([`windows`]) -> per window
 //! (`whisper.rs`): one encoder pass, language detection on that encoding (`detect.rs`),
