@@ -6,7 +6,7 @@ use std::ptr::null;
 use ctxscribe::{Audio, AudioLimits, CheckedAudio, ContextTranscriber, TranscriptionRequest};
 
 use crate::config::ctxscribe_config;
-use crate::error::{Failure, ctxscribe_error, ctxscribe_status, guard};
+use crate::error::{Failure, c_ptr, c_string, ctxscribe_error, ctxscribe_status, guard};
 use crate::ptr::guard_or;
 use crate::ptr::{self, NullArgument};
 use crate::request::{Context, ctxscribe_request};
@@ -58,11 +58,11 @@ pub unsafe extern "C" fn ctxscribe_transcriber_new(
             None => ContextTranscriber::builder(),
         };
         let inner = builder.build()?;
-        let backend = inner
-            .backend()
-            .map_or_else(|| "remote".to_owned(), |backend| backend.to_string());
-        // Device names and descriptions come from C strings: no interior NUL.
-        let backend = CString::new(backend).unwrap_or_default();
+        let backend = c_string(
+            &inner
+                .backend()
+                .map_or_else(|| "remote".to_owned(), |backend| backend.to_string()),
+        );
         // SAFETY: `out` is valid for writing one pointer (contract; checked not NULL).
         unsafe { ptr::write_out(out, ctxscribe_transcriber { inner, backend }) };
         Ok(())
@@ -125,7 +125,7 @@ pub unsafe extern "C" fn ctxscribe_transcriber_backend(
 ) -> *const c_char {
     // SAFETY: `transcriber` is NULL or live (contract).
     let transcriber = unsafe { transcriber.as_ref() };
-    transcriber.map_or(null(), |t| t.backend.as_ptr())
+    c_ptr(transcriber.map(|t| &t.backend))
 }
 
 /// Transcribes an encoded audio file (wav, webm, mp3, m4a or ogg; the container is
