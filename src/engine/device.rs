@@ -11,10 +11,9 @@
 //! real GPUs unless `GGML_VK_VISIBLE_DEVICES` names others (Mesa's CPU driver, lavapipe,
 //! is how the tests run the Vulkan path on a machine without a GPU).
 
-use std::ffi::CStr;
-
 use whisper_rs::whisper_rs_sys as sys;
 
+use super::kernels::owned_text;
 use crate::error::{Error, Result};
 
 /// Where the engine runs, as asked.
@@ -171,8 +170,8 @@ fn started(dev: sys::ggml_backend_dev_t) -> std::result::Result<Backend, String>
     // while the device is, and copied here.
     let (name, description) = unsafe {
         (
-            text(sys::ggml_backend_dev_name(dev)),
-            text(sys::ggml_backend_dev_description(dev)),
+            owned_text(sys::ggml_backend_dev_name(dev)).unwrap_or_default(),
+            owned_text(sys::ggml_backend_dev_description(dev)).unwrap_or_default(),
         )
     };
     // SAFETY: `dev` is a registered device; NULL parameters ask for its defaults.
@@ -187,20 +186,6 @@ fn started(dev: sys::ggml_backend_dev_t) -> std::result::Result<Backend, String>
         description,
         fallback: None,
     })
-}
-
-/// A C string ggml owns, copied (empty for NULL).
-///
-/// # Safety
-/// `text` is NULL or points to a NUL-terminated string.
-unsafe fn text(text: *const std::ffi::c_char) -> String {
-    if text.is_null() {
-        return String::new();
-    }
-    // SAFETY: non-NULL and NUL-terminated (the caller's promise).
-    unsafe { CStr::from_ptr(text) }
-        .to_string_lossy()
-        .into_owned()
 }
 
 #[cfg(test)]

@@ -30,8 +30,8 @@ include!(concat!(env!("OUT_DIR"), "/cpu_variants.rs"));
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuKernels {
     /// `native` (built for the building machine's CPU), `x86-64-v2` (the linked-in
-    /// portable floor) or the loaded variant's name (`haswell`, `skylakex`, `cascadelake`, `icelake`,
-    /// `alderlake`, `zen4`, `sapphirerapids`).
+    /// portable floor) or the loaded variant's name (`haswell`, `skylakex`,
+    /// `cascadelake`, `icelake`, `alderlake`, `zen4`, `sapphirerapids`).
     pub variant: String,
     /// ggml's features of that backend (`AVX2`, `AVX512_BF16`, `OPENMP`, ...).
     pub features: Vec<String>,
@@ -403,16 +403,24 @@ fn temporary_file(variant: &str, bytes: &[u8]) -> std::io::Result<String> {
 
 fn dl_error() -> String {
     // SAFETY: `dlerror` returns NULL or a NUL-terminated message valid until the next
-    // dl* call on this thread.
-    let message = unsafe { libc::dlerror() };
-    if message.is_null() {
-        "unknown error".to_owned()
-    } else {
-        // SAFETY: non-NULL, NUL-terminated (above).
-        unsafe { CStr::from_ptr(message) }
-            .to_string_lossy()
-            .into_owned()
+    // dl* call on this thread, copied here at once.
+    unsafe { owned_text(libc::dlerror()) }.unwrap_or_else(|| "unknown error".to_owned())
+}
+
+/// A C string someone else owns, copied; `None` for NULL.
+///
+/// # Safety
+/// `text` is NULL or points to a NUL-terminated string valid for this call.
+pub(super) unsafe fn owned_text(text: *const c_char) -> Option<String> {
+    if text.is_null() {
+        return None;
     }
+    // SAFETY: non-NULL and NUL-terminated (the caller's promise).
+    Some(
+        unsafe { CStr::from_ptr(text) }
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 #[cfg(test)]
