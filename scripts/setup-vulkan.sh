@@ -16,16 +16,8 @@ DEB=libvulkan-dev_1.4.309.0-1_amd64.deb
 DEB_SHA256=8d329d465e16168afff58b1bd0dd6db46aac2cc3f56054a481b25a04e90b345a
 
 APT_PACKAGES=(libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools)
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup-vulkan: installing Debian packages: ${missing[*]}" >&2
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+source "$ROOT/scripts/apt-install.sh"
+apt_install_missing setup-vulkan "${APT_PACKAGES[@]}"
 
 if [ ! -f "$SDK/include/vulkan/vulkan.hpp" ]; then
   work=$(mktemp -d)
