@@ -32,6 +32,10 @@ pub(crate) struct DecodeRequest<'a> {
     /// the first copy: for prompted decodes, which on a trimmed encoding may read the
     /// sentence again instead of ending.
     pub(crate) stop_at_repeat: bool,
+    /// Break a greedy step's near tie between a capitalised word mid-sentence and the
+    /// same word in lowercase towards lowercase ([`super::casing`]): for plain decodes of
+    /// languages that capitalise only names.
+    pub(crate) sentence_case: bool,
     /// Told of each segment the first, greedy (temperature-0) attempt closes
     /// ([`report_segment`]); [`fall_back`]'s attempts ignore it.
     pub(crate) on_segment: Option<SegmentHook<'a>>,

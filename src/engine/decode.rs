@@ -24,6 +24,7 @@ pub(crate) use super::attempt::{DecodeRequest, SegmentHook};
 use super::beam;
 use super::biasing::{MatchStatus, TermBias};
 use super::binding::DecoderState;
+use super::casing;
 use super::logits::{self, SplitMix64, StepRules};
 use super::repeats::{MAX_COMPRESSION_RATIO, compression_ratio, loop_start, repeat_start};
 use super::tokens::Vocabulary;
@@ -362,9 +363,16 @@ fn sample_or_pick(
         if let Some(bias) = bias {
             bias.apply(generated, vocabulary.bpe(), &mut row, &mut scratch);
         }
-        let Some((token, logprob)) = pick(&row, temperature, &mut rng) else {
+        let Some((mut token, mut logprob)) = pick(&row, temperature, &mut rng) else {
             break;
         };
+        if request.sentence_case
+            && request.bias.is_none()
+            && temperature == 0.0
+            && let Some(lower) = casing::lowercase_if_unsure(&row, token, generated, vocabulary)
+        {
+            (token, logprob) = lower;
+        }
         if let Some(bias) = bias
             && unbiased_choice.is_some_and(|u| i32::try_from(u).ok() != Some(token))
         {

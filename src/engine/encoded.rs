@@ -67,6 +67,7 @@ impl EncodedWindow<'_> {
                 threads: self.threads,
                 beam_size: beams,
                 stop_at_repeat: true,
+                sentence_case: false,
                 on_segment: None,
             },
         )?;

@@ -17,6 +17,7 @@ mod beam;
 pub mod biasing;
 mod binding;
 pub mod bpe;
+mod casing;
 mod decode;
 mod detect;
 mod device;

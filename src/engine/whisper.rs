@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::biasing::{BiasPhrase, BiasStrength, TermBias};
 use super::binding::{DecoderState, Model};
+use super::casing;
 use super::decode::{self, DecodeRequest, Decoded, SegmentHook};
 use super::detect::{Detection, decide_by_decoding, detect};
 use super::pool::Pool;
@@ -215,6 +216,7 @@ impl WhisperEngine {
             threads: self.threads,
             beam_size: self.beam_size(),
             stop_at_repeat: false,
+            sentence_case: context_prompt.is_empty() && casing::applies_to(language),
             on_segment,
         };
         let vocabulary = self.model.vocabulary();
@@ -350,6 +352,7 @@ impl WhisperEngine {
                 threads: self.threads,
                 beam_size: 1,
                 stop_at_repeat: false,
+                sentence_case: false,
                 on_segment: None,
             };
             let decoded = decode::first_attempt(state, vocabulary, &request)?;

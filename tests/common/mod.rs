@@ -224,6 +224,15 @@ pub fn sounds_like_clips() -> Vec<HomophoneClip> {
     term_clips(dir, "sounds-like.tsv")
 }
 
+/// The clips of tests/fixtures/make-casing.sh: ordinary compound nouns mid-sentence, the
+/// `term` a name the sentence capitalises (or `-`).
+pub fn casing_clips() -> Vec<HomophoneClip> {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR
+        .get_or_init(|| generated_dir("tests/fixtures/make-casing.sh", "target/fixtures/casing"));
+    term_clips(dir, "casing.tsv")
+}
+
 /// The clips `table` (name, kind: term|word, term, sentence) in `dir` lists.
 fn term_clips(dir: &Path, table: &str) -> Vec<HomophoneClip> {
     let text = std::fs::read_to_string(dir.join(table)).unwrap_or_else(|e| panic!("{table}: {e}"));

@@ -1,0 +1,180 @@
+//! Sentence case where the model is unsure of a capital.
+//!
+//! Mid-sentence, Whisper sometimes starts a word with a capital it gives barely more
+//! probability than the same word in lowercase ("the Design" at 0.58 against "the design"
+//! at 0.39), and that capital then carries on: the next word follows in Title Case almost
+//! surely ("Review" at 0.92), so a near tie becomes "the Design Review". A greedy decode
+//! cannot take it back; a beam search can, as it weighs whole continuations. So where
+//! a greedy step picks a capitalised word mid-sentence while the same word in lowercase
+//! holds at least [`LOWERCASE_SHARE`] of its probability, the lowercase word is written.
+//! A name keeps its capital: the model gives its lowercase form a few percent at most
+//! ("Brooklyn Bridge": 0.78 against 0.22 for "bridge"; "March" 0.99 against 0.01).
+//! Only plain decodes do this: a context's prompt or biasing may ask for a capitalised
+//! term, and German (and Luxembourgish) write every noun with a capital.
+
+use super::logits::log_sum_exp;
+use super::tokens::Vocabulary;
+use crate::context::Language;
+
+/// The lowercase word wins when its probability is at least this share of the
+/// capitalised word's: the capital must be at least twice as likely to stand.
+const LOWERCASE_SHARE: f32 = 0.5;
+
+/// Languages whose nouns are written with a capital mid-sentence.
+const NOUN_CAPITALISING: [&str; 2] = ["de", "lb"];
+
+/// True when `language` writes a capital mid-sentence only for names (where a tie
+/// between a capital and lowercase is broken towards lowercase).
+pub(super) fn applies_to(language: Language) -> bool {
+    !NOUN_CAPITALISING.contains(&language.code())
+}
+
+/// The lowercase token to write instead of `chosen` (with its log-probability in `row`)
+/// when `chosen` starts a capitalised word mid-sentence (after `generated`) and the same
+/// word in lowercase is nearly as likely; `None` keeps `chosen`.
+pub(super) fn lowercase_if_unsure(
+    row: &[f32],
+    chosen: i32,
+    generated: &[i32],
+    vocabulary: &Vocabulary,
+) -> Option<(i32, f32)> {
+    let bpe = vocabulary.bpe();
+    let lower = lowercase_word_start(bpe.bytes_of(chosen))?;
+    if starts_a_sentence(&vocabulary.text_of(generated)) {
+        return None;
+    }
+    let logit = |token: i32| {
+        usize::try_from(token)
+            .ok()
+            .and_then(|i| row.get(i))
+            .copied()
+    };
+    // The likeliest token that begins with the same start in lowercase: the word may
+    // be split otherwise (" Mainten" is " maintenance" in lowercase, while " mainten"
+    // is a rare token).
+    let candidate = (0..vocabulary.special.eot)
+        .filter(|&t| bpe.bytes_of(t).starts_with(&lower))
+        .max_by(|&a, &b| {
+            let score = |t| logit(t).unwrap_or(f32::NEG_INFINITY);
+            score(a).total_cmp(&score(b))
+        })?;
+    let (capital, lowercase) = (logit(chosen)?, logit(candidate)?);
+    if lowercase - capital < LOWERCASE_SHARE.ln() {
+        return None;
+    }
+    Some((candidate, lowercase - log_sum_exp(row)))
+}
+
+/// `bytes` with its first letter in lowercase when it is a space, a capital and at
+/// least one more letter, all lowercase ASCII (" Design"; not " I", " API" or " École").
+fn lowercase_word_start(bytes: &[u8]) -> Option<Vec<u8>> {
+    let [b' ', first, rest @ ..] = bytes else {
+        return None;
+    };
+    if !first.is_ascii_uppercase() || rest.is_empty() || !rest.iter().all(u8::is_ascii_lowercase) {
+        return None;
+    }
+    let mut lower = bytes.to_vec();
+    lower[1] = first.to_ascii_lowercase();
+    Some(lower)
+}
+
+/// True when the next word starts a sentence: nothing written yet (a window's first
+/// word may start one), or the text ends a sentence or opens a clause that may take a
+/// capital (`.`, `!`, `?`, `:`, an opening quote).
+fn starts_a_sentence(text: &str) -> bool {
+    text.trim_end()
+        .chars()
+        .last()
+        .is_none_or(|c| matches!(c, '.' | '!' | '?' | ':' | '"' | '\u{201c}'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::bpe::BpeVocabulary;
+    use crate::engine::tokens::{SpecialTokens, Vocabulary};
+
+    const TEXTS: [&str; 9] = [
+        " the",
+        " Design",
+        " design",
+        " Mainten",
+        " maintenance",
+        " maint",
+        " March",
+        ".",
+        " API",
+    ];
+
+    fn vocabulary() -> Vocabulary {
+        let bpe = BpeVocabulary::new(
+            TEXTS
+                .iter()
+                .zip(0..)
+                .map(|(t, id)| (t.as_bytes().to_vec(), id)),
+        );
+        let eot = 9;
+        let special = SpecialTokens {
+            eot,
+            sot: eot + 1,
+            first_language: Some(eot + 2),
+            language_count: 1,
+            translate: eot + 3,
+            transcribe: eot + 4,
+            solm: eot + 5,
+            prev: eot + 6,
+            no_speech: eot + 7,
+            no_timestamps: eot + 8,
+            timestamp_begin: eot + 9,
+        };
+        Vocabulary::from_parts(special, bpe, 20)
+    }
+
+    /// Logits whose softmax gives the text tokens `probabilities` (the rest ~0).
+    fn row(probabilities: &[(usize, f32)]) -> Vec<f32> {
+        let mut row = vec![-30.0; 20];
+        for &(token, p) in probabilities {
+            row[token] = p.ln();
+        }
+        row
+    }
+
+    #[test]
+    fn a_near_tie_mid_sentence_is_written_in_lowercase() {
+        let v = vocabulary();
+        let picked = lowercase_if_unsure(&row(&[(1, 0.6), (2, 0.4)]), 1, &[0], &v);
+        let (token, logprob) = picked.expect("lowercase");
+        assert_eq!(token, 2);
+        assert!((logprob.exp() - 0.4).abs() < 0.01, "{logprob}");
+    }
+
+    #[test]
+    fn a_word_split_otherwise_in_lowercase_is_found_by_its_start() {
+        let v = vocabulary();
+        let picked = lowercase_if_unsure(&row(&[(3, 0.6), (4, 0.34), (5, 0.05)]), 3, &[0], &v);
+        assert_eq!(picked.map(|p| p.0), Some(4));
+    }
+
+    #[test]
+    fn a_likely_capital_a_sentence_start_and_acronyms_keep_their_case() {
+        let v = vocabulary();
+        // Twice as likely: a name.
+        assert!(lowercase_if_unsure(&row(&[(1, 0.66), (2, 0.32)]), 1, &[0], &v).is_none());
+        // No lowercase form at all ("March" the month).
+        assert!(lowercase_if_unsure(&row(&[(6, 0.9)]), 6, &[0], &v).is_none());
+        // After a full stop, and first in a window.
+        assert!(lowercase_if_unsure(&row(&[(1, 0.5), (2, 0.5)]), 1, &[0, 7], &v).is_none());
+        assert!(lowercase_if_unsure(&row(&[(1, 0.5), (2, 0.5)]), 1, &[], &v).is_none());
+        // Not a capitalised word.
+        assert!(lowercase_if_unsure(&row(&[(8, 0.5), (0, 0.5)]), 8, &[0], &v).is_none());
+        assert!(lowercase_if_unsure(&row(&[(2, 0.5), (1, 0.5)]), 2, &[0], &v).is_none());
+    }
+
+    #[test]
+    fn german_keeps_every_capital() {
+        assert!(!applies_to(Language::from_code("de").expect("de")));
+        assert!(applies_to(Language::from_code("en").expect("en")));
+        assert!(applies_to(Language::from_code("fr").expect("fr")));
+    }
+}
