@@ -497,6 +497,7 @@ fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
             prompt: "",
             stop: &stop,
             bias: None,
+            sentence_case: true,
         };
         let mut searched = None;
         // What the engine makes of the window afterwards does not matter here.
@@ -537,6 +538,7 @@ fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
         prompt: "",
         stop: &Stop::NEVER,
         bias: None,
+        sentence_case: true,
     };
     let before = engine.encoder_passes();
     let mut passes_before_beams = 0;

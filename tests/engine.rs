@@ -436,6 +436,7 @@ fn a_large_set_on_short_or_noisy_audio_is_bounded() {
             prompt: "",
             stop: &Stop::NEVER,
             bias: None,
+            sentence_case: true,
         });
         let seconds = samples.len() / 16_000;
         if let Err(error) = &result {
@@ -544,6 +545,7 @@ fn silence_gives_empty_text_without_an_encoder_pass_even_with_context() {
             prompt: "Deploy kubectl with Grafana and Terraform.",
             stop: &Stop::NEVER,
             bias: None,
+            sentence_case: true,
         })
         .expect("transcribe");
     assert_eq!(output.text, "");

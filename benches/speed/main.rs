@@ -536,6 +536,7 @@ fn bench_second_decode(options: &Options, clips: &[Clip]) -> Result<(), String> 
                 prompt: "",
                 stop: &Stop::NEVER,
                 bias: None,
+                sentence_case: true,
             };
             let mut second = 0.0;
             let started = Instant::now();

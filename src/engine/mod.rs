@@ -105,6 +105,10 @@ pub struct EngineRequest<'a> {
     pub stop: &'a Stop,
     /// Decode-time biasing towards the context terms' tokens, if any.
     pub bias: Option<&'a TermBias>,
+    /// Plain transcription (no context terms): a capital the model is unsure of
+    /// mid-sentence is written in lowercase (see `casing.rs`). With terms, the plain pass
+    /// keeps the model's capitals, which the corrections read ("Nav Bar" for `NavBar`).
+    pub sentence_case: bool,
 }
 
 /// What the engine produced.

@@ -216,7 +216,9 @@ impl WhisperEngine {
             threads: self.threads,
             beam_size: self.beam_size(),
             stop_at_repeat: false,
-            sentence_case: context_prompt.is_empty() && casing::applies_to(language),
+            sentence_case: request.sentence_case
+                && context_prompt.is_empty()
+                && casing::applies_to(language),
             on_segment,
         };
         let vocabulary = self.model.vocabulary();

@@ -129,6 +129,7 @@ impl Pipeline {
             prompt: "",
             stop,
             bias: None,
+            sentence_case: terms.is_empty(),
         };
         let (output, edits) = self.windows(&request, &policy, !terms.is_empty(), &mut events)?;
         // 4. The optional LLM review of the whole text.
