@@ -9,8 +9,10 @@
 //! holds at least [`LOWERCASE_SHARE`] of its probability, the lowercase word is written.
 //! A name keeps its capital: the model gives its lowercase form a few percent at most
 //! ("Brooklyn Bridge": 0.78 against 0.22 for "bridge"; "March" 0.99 against 0.01).
-//! Only plain decodes do this: a context's prompt or biasing may ask for a capitalised
-//! term, and German (and Luxembourgish) write every noun with a capital.
+//! Only plain transcription does this ([`super::EngineRequest::sentence_case`]): with
+//! context terms the corrections read the plain pass's capitals ("Nav Bar" for `NavBar`),
+//! and a context's prompt or biasing may ask for a capitalised term. German (and
+//! Luxembourgish) write every noun with a capital.
 
 use super::logits::log_sum_exp;
 use super::tokens::Vocabulary;
