@@ -94,8 +94,8 @@ fn starts_a_sentence(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::bpe::BpeVocabulary;
-    use crate::engine::tokens::{SpecialTokens, Vocabulary};
+    use crate::engine::tokens::Vocabulary;
+    use crate::engine::tokens::tests::vocabulary_of;
 
     const TEXTS: [&str; 9] = [
         " the",
@@ -110,32 +110,12 @@ mod tests {
     ];
 
     fn vocabulary() -> Vocabulary {
-        let bpe = BpeVocabulary::new(
-            TEXTS
-                .iter()
-                .zip(0..)
-                .map(|(t, id)| (t.as_bytes().to_vec(), id)),
-        );
-        let eot = 9;
-        let special = SpecialTokens {
-            eot,
-            sot: eot + 1,
-            first_language: Some(eot + 2),
-            language_count: 1,
-            translate: eot + 3,
-            transcribe: eot + 4,
-            solm: eot + 5,
-            prev: eot + 6,
-            no_speech: eot + 7,
-            no_timestamps: eot + 8,
-            timestamp_begin: eot + 9,
-        };
-        Vocabulary::from_parts(special, bpe, 20)
+        vocabulary_of(&TEXTS)
     }
 
     /// Logits whose softmax gives the text tokens `probabilities` (the rest ~0).
     fn row(probabilities: &[(usize, f32)]) -> Vec<f32> {
-        let mut row = vec![-30.0; 20];
+        let mut row = vec![-30.0; vocabulary().n_vocab()];
         for &(token, p) in probabilities {
             row[token] = p.ln();
         }

@@ -318,16 +318,21 @@ pub(crate) mod tests {
     /// A tiny vocabulary with Whisper's layout: text tokens, EOT, specials, languages,
     /// timestamps.
     pub(crate) fn tiny_vocabulary() -> Vocabulary {
-        let texts = [
+        vocabulary_of(&[
             " ", "a", "b", " a", " b", "ab", "_", " _", "-", " -", "c", ".", "!",
-        ];
+        ])
+    }
+
+    /// A vocabulary whose text tokens are `texts` (ids in order), then EOT, the specials,
+    /// three languages and the timestamps, in Whisper's layout.
+    pub(crate) fn vocabulary_of(texts: &[&str]) -> Vocabulary {
         let bpe = BpeVocabulary::new(
             texts
                 .iter()
                 .zip(0..)
                 .map(|(text, id)| (text.as_bytes().to_vec(), id)),
         );
-        let eot = 13;
+        let eot = i32::try_from(texts.len()).unwrap_or(0);
         let special = SpecialTokens {
             eot,
             sot: eot + 1,
