@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use ctxscribe::{Dictionary, Languages};
+use ctxscribe::Languages;
 
 /// Words of `transcript` written with a capital mid-sentence (after a word that does not
 /// end a sentence) that `sentence` writes in lowercase.
@@ -36,14 +36,7 @@ fn ordinary_nouns_mid_sentence_stay_lowercase_and_names_keep_their_capital() {
     let mut capitals = Vec::new();
     let mut report = Vec::new();
     for clip in casing_clips() {
-        let bytes = std::fs::read(&clip.path).expect("clip");
-        let text = base_transcriber()
-            .transcribe_blocking(
-                bytes.into(),
-                Vec::new(),
-                Languages::Auto,
-                Dictionary::default(),
-            )
+        let text = transcribe_file(base_transcriber(), &clip.path, Languages::Auto)
             .expect("transcribe")
             .text;
         capitals.extend(spurious_capitals(&clip.sentence, &text));
