@@ -82,7 +82,7 @@ impl EncodedWindow<'_> {
 
     /// A decode of this window prompted with `prompt`, by whisper.cpp's batched beam
     /// search with `beams` hypotheses ([`DecoderState::search_beams`]), cut where its text
-    /// starts repeating.
+    /// starts repeating or reading itself again from the start.
     fn search_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
         let vocabulary = self.model.vocabulary();
         let prompt_tokens = self.model.tokenize(prompt)?;
@@ -103,7 +103,16 @@ impl EncodedWindow<'_> {
             tokens.truncate(start);
         }
         tokens.retain(|&t| vocabulary.is_text(t) || vocabulary.is_timestamp(t));
-        Ok(window_text(vocabulary, &tokens, self.audio.len(), &mut Vec::new()).0)
+        let mut text = window_text(vocabulary, &tokens, self.audio.len(), &mut Vec::new()).0;
+        // Read again from its start where the plain decode, which hears the speech end,
+        // does not say it twice: the search ran on past the speech.
+        if let Some(at) = repeats::restart_offset(&text)
+            && repeats::restart_offset(&self.plain_text).is_none()
+        {
+            text.truncate(at);
+            text.truncate(text.trim_end_matches([' ', ',', ';']).len());
+        }
+        Ok(text)
     }
 }
 

@@ -80,6 +80,44 @@ fn text_tokens(vocabulary: &Vocabulary, tokens: &[i32]) -> Vec<(usize, i32)> {
         .collect()
 }
 
+/// Words of a second copy that make a text read again from its start
+/// ([`restart_offset`]); fewer are often said again ("Check the logs, then check the
+/// logs.").
+const MIN_RESTART_WORDS: usize = 5;
+
+/// Where `text` starts reading itself again from its first word: the byte offset of the
+/// second copy when every word from there on repeats the words from the start with the
+/// same period (words compared in lowercase letters and digits, so "Restart the
+/// worker..., restart the worker..." counts; the last word may be cut short), the period
+/// is at least [`MIN_TRIPLED_SPAN`] words and the second copy a whole period or at least
+/// [`MIN_RESTART_WORDS`] words.
+/// A batched beam search over a trimmed encoding does not hear where the speech ends
+/// and reads it again until its token budget runs out.
+pub(crate) fn restart_offset(text: &str) -> Option<usize> {
+    let words: Vec<(usize, String)> = text
+        .split_whitespace()
+        .filter_map(|word| {
+            let offset = word.as_ptr() as usize - text.as_ptr() as usize;
+            let key: String = word
+                .chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect();
+            (!key.is_empty()).then_some((offset, key))
+        })
+        .collect();
+    let n = words.len();
+    (MIN_TRIPLED_SPAN..n)
+        .take_while(|&period| n - period >= MIN_RESTART_WORDS.min(period))
+        .find(|&period| {
+            (period..n).all(|i| {
+                let (said, again) = (&words[i - period].1, &words[i].1);
+                said == again || (i + 1 == n && said.starts_with(again.as_str()))
+            })
+        })
+        .map(|period| words[period].0)
+}
+
 /// Copies of a `len`-token span that make a repeat: two from `min_doubled` tokens on,
 /// else three.
 fn copies_needed(len: usize, min_doubled: usize) -> usize {
@@ -164,6 +202,33 @@ mod tests {
             "very, very, very"
         );
         assert_eq!(loop_start(&v, &[]), None);
+    }
+
+    #[test]
+    fn a_text_that_starts_over_is_cut_where_it_does() {
+        let twice = "Restart the worker with systemctl and check its status, \
+                     restart the worker with systemctl and check its status.";
+        let at = restart_offset(twice).map(|at| twice[..at].trim_end());
+        assert_eq!(
+            at,
+            Some("Restart the worker with systemctl and check its status,")
+        );
+        let budget = "Make use debouncedValue at 300ms. Make use debouncedValue at 300ms. \
+                      Make use debounc";
+        assert_eq!(restart_offset(budget), Some(34), "cut short by the budget");
+        // Speech that says its words again, not from the start, or too short to tell.
+        for speech in [
+            "The cache, the cache, the cache again.",
+            "Ship it. Ship it.",
+            "Go forward ten meters, then go back ten meters.",
+            "Very, very, very good.",
+            "Check the logs, then check the logs.",
+            "Check the logs, check the",
+            "",
+        ] {
+            assert_eq!(restart_offset(speech), None, "{speech}");
+        }
+        assert_eq!(restart_offset("Go forward ten. Go forward ten."), Some(16));
     }
 
     #[test]
