@@ -258,7 +258,7 @@ fn lcs_matches(plain: &[(String, usize)], keys: &[String]) -> Vec<Option<usize>>
 }
 
 /// A word compared without case and punctuation.
-fn word_key(word: &str) -> String {
+pub(crate) fn word_key(word: &str) -> String {
     word.chars()
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)

@@ -3,6 +3,7 @@
 //! ([`super::decode`]) and the engine's windows ([`super::whisper`]) act on these signs.
 
 use super::tokens::Vocabulary;
+use crate::transcript::word_key;
 
 /// An attempt whose text's zlib compression ratio is above this is a loop.
 pub(crate) const MAX_COMPRESSION_RATIO: f32 = 2.4;
@@ -98,11 +99,7 @@ pub(crate) fn restart_offset(text: &str) -> Option<usize> {
         .split_whitespace()
         .filter_map(|word| {
             let offset = word.as_ptr() as usize - text.as_ptr() as usize;
-            let key: String = word
-                .chars()
-                .filter(|c| c.is_alphanumeric())
-                .flat_map(char::to_lowercase)
-                .collect();
+            let key = word_key(word);
             (!key.is_empty()).then_some((offset, key))
         })
         .collect();
