@@ -357,7 +357,7 @@ impl DecoderState {
         });
         params.set_n_threads(i32::try_from(search.threads).unwrap_or(1));
         params.set_language(Some(search.language));
-        params.set_audio_ctx(self.encoder_ctx);
+        params.set_audio_ctx(search.encoder_ctx.unwrap_or(self.encoder_ctx));
         params.set_no_context(true);
         params.set_tokens(search.prompt);
         params.set_single_segment(true);
@@ -462,6 +462,9 @@ pub(crate) struct BeamSearch<'a> {
     pub(crate) language: &'a str,
     /// Previous-text tokens (the context prompt); may be empty.
     pub(crate) prompt: &'a [i32],
+    /// The encoder context of the search's own encoder pass (frames; 0: the full 30 s);
+    /// `None`: the one this state encoded.
+    pub(crate) encoder_ctx: Option<i32>,
     /// Hypotheses kept per step (at least 2).
     pub(crate) beams: usize,
     /// Most tokens the transcript may have.

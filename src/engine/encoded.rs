@@ -86,23 +86,22 @@ impl EncodedWindow<'_> {
     fn search_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
         let vocabulary = self.model.vocabulary();
         let prompt_tokens = self.model.tokenize(prompt)?;
-        self.encoder_passes.fetch_add(1, Ordering::Relaxed);
-        let mut tokens = self.state.search_beams(
+        let search = BeamSearch {
+            language: self.language.code(),
+            prompt: decode::prompt_tail(&prompt_tokens),
+            encoder_ctx: None,
+            beams,
+            max_tokens: decode::token_budget(self.audio.len()),
+            stop: self.stop,
+            threads: self.threads,
+        };
+        let tokens = searched_tokens(
             self.model,
+            self.state,
             self.audio,
-            &BeamSearch {
-                language: self.language.code(),
-                prompt: decode::prompt_tail(&prompt_tokens),
-                beams,
-                max_tokens: decode::token_budget(self.audio.len()),
-                stop: self.stop,
-                threads: self.threads,
-            },
+            &search,
+            self.encoder_passes,
         )?;
-        if let Some(start) = repeats::repeat_start(vocabulary, &tokens) {
-            tokens.truncate(start);
-        }
-        tokens.retain(|&t| vocabulary.is_text(t) || vocabulary.is_timestamp(t));
         let mut text = window_text(vocabulary, &tokens, self.audio.len(), &mut Vec::new()).0;
         // Read again from its start where the plain decode, which hears the speech end,
         // does not say it twice: the search ran on past the speech.
@@ -114,6 +113,26 @@ impl EncodedWindow<'_> {
         }
         Ok(text)
     }
+}
+
+/// The transcript tokens (text and timestamps) of whisper.cpp's batched beam search over
+/// `audio`, the window `state` has encoded ([`DecoderState::search_beams`]), up to where
+/// they start repeating themselves ([`repeats::repeat_start`]).
+pub(super) fn searched_tokens(
+    model: &Model,
+    state: &DecoderState,
+    audio: &[f32],
+    search: &BeamSearch<'_>,
+    encoder_passes: &AtomicUsize,
+) -> Result<Vec<i32>> {
+    let vocabulary = model.vocabulary();
+    encoder_passes.fetch_add(1, Ordering::Relaxed);
+    let mut tokens = state.search_beams(model, audio, search)?;
+    if let Some(start) = repeats::repeat_start(vocabulary, &tokens) {
+        tokens.truncate(start);
+    }
+    tokens.retain(|&t| vocabulary.is_text(t) || vocabulary.is_timestamp(t));
+    Ok(tokens)
 }
 
 impl WindowPasses for EncodedWindow<'_> {

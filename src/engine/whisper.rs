@@ -12,10 +12,11 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::biasing::{BiasPhrase, BiasStrength, TermBias};
-use super::binding::{DecoderState, Model};
+use super::binding::{BeamSearch, DecoderState, Model};
 use super::casing;
 use super::decode::{self, DecodeRequest, Decoded, SegmentHook};
 use super::detect::{Detection, decide_by_decoding, detect};
+use super::encoded::searched_tokens;
 use super::pool::Pool;
 use super::repeats;
 use super::text::window_text;
@@ -28,6 +29,17 @@ use crate::transcript::Segment;
 /// A window decoded at a temperature above this does not condition the next one
 /// (faster-whisper's `prompt_reset_on_temperature`).
 const CARRY_MAX_TEMPERATURE: f32 = 0.5;
+/// A greedy plain decode whose tokens average a log-probability under this is unsure of
+/// its words: its window is searched again with [`UNSURE_BEAMS`] beams before any
+/// sampled attempt ([`WhisperEngine::search_unsure`]). Chosen on the tuning half of
+/// benches/langid (docs/engine.md#beams-where-the-decode-is-unsure).
+const UNSURE_AVG_LOGPROB: f32 = -0.8;
+/// Beams of the search of an unsure window (faster-whisper's default).
+const UNSURE_BEAMS: usize = 5;
+
+/// The beam search of an unsure window must keep at least this fraction (numerator,
+/// denominator) of the greedy text's letters: a search can end early and drop speech.
+const SEARCH_MIN_LETTERS: (usize, usize) = (3, 5);
 
 /// `encoder_ctx` meaning the model's full context (30 s).
 const FULL_ENCODER_CTX: i32 = 0;
@@ -226,6 +238,11 @@ impl WhisperEngine {
         let decode_plain = |state: &mut DecoderState| -> Result<Decoded> {
             let hook = Some(SegmentHook(&report));
             let first = decode::first_attempt(state, vocabulary, &window_request(prompt, hook))?;
+            if let Some(searched) =
+                self.search_unsure(state, audio, language, prompt, &first, request)?
+            {
+                return Ok(searched);
+            }
             if carried {
                 let (carried, alone) = (window_request(prompt, None), window_request(&[], None));
                 self.decode_carried(state, first, &carried, &alone)
@@ -292,6 +309,64 @@ impl WhisperEngine {
             }
         }
         decode::fall_back(state, vocabulary, carried, first)
+    }
+
+    /// whisper.cpp's batched beam search over a window whose greedy plain decode `plain`
+    /// is unsure ([`UNSURE_AVG_LOGPROB`]), with the same `prompt`, as a decode at
+    /// temperature 0. `None`, and the temperature fallback goes on from `plain`, where
+    /// `plain` is sure or silence, where the engine decodes with beams already, where
+    /// the window is too long for an encoding trimmed to it (the search's own encoder
+    /// pass is cheap on a trimmed one: a 5 s window, a tenth of a full 30 s one), and
+    /// where the search reads its text again from the start (the plain decode does not),
+    /// loops or ends by repeating its last sentence, or keeps less than
+    /// [`SEARCH_MIN_LETTERS`] of the plain text's letters.
+    fn search_unsure(
+        &self,
+        state: &DecoderState,
+        audio: &[f32],
+        language: Language,
+        prompt: &[i32],
+        plain: &Decoded,
+        request: &EngineRequest<'_>,
+    ) -> Result<Option<Decoded>> {
+        let encoder_ctx = encoder_ctx_for(audio.len());
+        if self.beam_size() > 1
+            || encoder_ctx == FULL_ENCODER_CTX
+            || plain.silence
+            || plain.avg_logprob >= UNSURE_AVG_LOGPROB
+        {
+            return Ok(None);
+        }
+        let search = BeamSearch {
+            language: language.code(),
+            prompt: decode::prompt_tail(prompt),
+            encoder_ctx: Some(encoder_ctx),
+            beams: UNSURE_BEAMS,
+            max_tokens: decode::token_budget(audio.len()),
+            stop: request.stop,
+            threads: self.threads,
+        };
+        let tokens = searched_tokens(&self.model, state, audio, &search, &self.encoder_passes)?;
+        let vocabulary = self.model.vocabulary();
+        let text = |tokens: &[i32]| window_text(vocabulary, tokens, audio.len(), &mut Vec::new()).0;
+        let (searched, greedy) = (text(&tokens), text(&plain.tokens));
+        let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).count();
+        let restarts = repeats::restart_offset(&searched).is_some()
+            && repeats::restart_offset(&greedy).is_none();
+        let keeps =
+            letters(&searched) * SEARCH_MIN_LETTERS.1 >= letters(&greedy) * SEARCH_MIN_LETTERS.0;
+        let compression_ratio = repeats::compression_ratio(&vocabulary.text_of(&tokens));
+        let loops = compression_ratio > repeats::MAX_COMPRESSION_RATIO
+            || repeats::ends_doubled(vocabulary, &tokens);
+        Ok(
+            (!searched.is_empty() && keeps && !restarts && !loops).then(|| Decoded {
+                compression_ratio,
+                tokens,
+                temperature: 0.0,
+                over_budget: false,
+                ..plain.clone()
+            }),
+        )
     }
 
     /// Encodes `audio` into `state` and returns its language (`known`, else detected on
