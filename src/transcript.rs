@@ -265,9 +265,40 @@ pub(crate) fn word_key(word: &str) -> String {
         .collect()
 }
 
+/// True when the transcript `second`, another decode of the same audio, still holds
+/// about as much speech as `first`, counted in letters and digits: a prompt can make
+/// Whisper write the term and drop the rest of the sentence ("Alert, scope today the dog,
+/// and the uncall uses our genius." became "Datadog."), and a search can end early.
+/// Letters, not words: a term glues several misheard words into one ("jolly and broken"
+/// -> "Anjali, Rohan").
+pub(crate) fn keeps_the_speech(first: &str, second: &str) -> bool {
+    let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).count();
+    letters(second) * MIN_LETTERS_KEPT.1 >= letters(first) * MIN_LETTERS_KEPT.0
+}
+
+/// The share of the first transcript's letters another must keep (numerator,
+/// denominator).
+const MIN_LETTERS_KEPT: (usize, usize) = (3, 5);
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_second_pass_that_copies_the_prompt_does_not_keep_the_speech() {
+        let first = "Alert, scope today the dog, and the uncall uses our genius.";
+        assert!(!keeps_the_speech(first, "Datadog, Opsgenie."));
+        assert!(keeps_the_speech(
+            first,
+            "Alert, scope Datadog, and the uncall uses Opsgenie."
+        ));
+        // Several misheard words glued into the terms are not lost speech.
+        assert!(keeps_the_speech(
+            "Big and jolly and broken about the Q4 road map.",
+            "Being Anjali, Rohan about Q4 roadmap."
+        ));
+        assert!(keeps_the_speech("", ""));
+    }
 
     fn timed() -> Vec<Segment> {
         vec![

@@ -156,7 +156,6 @@ impl Model {
             state,
             n_vocab: self.vocabulary.n_vocab(),
             encoded: false,
-            encoder_ctx: 0,
             cached: Vec::new(),
             n_text_ctx: usize::try_from(self.context.n_text_ctx()).unwrap_or(0),
         })
@@ -237,8 +236,6 @@ pub(crate) struct DecoderState {
     state: WhisperState,
     n_vocab: usize,
     encoded: bool,
-    /// The encoder context of the current encoding (0: the full 30 s).
-    encoder_ctx: i32,
     /// The tokens whose keys and values the decoder's KV cache holds, in order.
     cached: Vec<i32>,
     /// Positions the decoder has (Whisper: 448).
@@ -321,15 +318,16 @@ impl DecoderState {
             .encode(0, threads)
             .map_err(|e| failed("encoder", e))?;
         self.encoded = true;
-        self.encoder_ctx = encoder_ctx;
         Ok(())
     }
 
     /// whisper.cpp's own beam search over `audio`, the window this state has encoded:
     /// the transcript tokens (text and timestamps) of its best hypothesis, one segment.
     ///
-    /// `whisper_full` runs on a fresh state of `model`'s: it encodes `audio` again (same
-    /// samples, same encoder context: the same encoding), then advances all its
+    /// `whisper_full` runs on a fresh state of `model`'s: it encodes `audio` again over
+    /// `search.encoder_ctx` (the callers trim it to the window, also where this state's
+    /// encoding is the full 30 s one: a tenth of the cost on a 5 s window), then
+    /// advances all its
     /// hypotheses in one decoder batch per step, each a sequence of its own in that
     /// state's KV cache. [`Self::logits_after`] holds one sequence, so a beam search
     /// through it decodes every hypothesis again from where they part. This state, its
@@ -357,7 +355,7 @@ impl DecoderState {
         });
         params.set_n_threads(i32::try_from(search.threads).unwrap_or(1));
         params.set_language(Some(search.language));
-        params.set_audio_ctx(search.encoder_ctx.unwrap_or(self.encoder_ctx));
+        params.set_audio_ctx(search.encoder_ctx);
         params.set_no_context(true);
         params.set_tokens(search.prompt);
         params.set_single_segment(true);
@@ -393,11 +391,6 @@ impl DecoderState {
             );
         }
         Ok(tokens)
-    }
-
-    /// Whether the current encoding is trimmed to its window (not Whisper's full 30 s).
-    pub(crate) fn is_trimmed(&self) -> bool {
-        self.encoder_ctx != 0
     }
 
     /// Decoder positions (the longest token sequence [`DecoderState::logits_after`] takes).
@@ -462,9 +455,8 @@ pub(crate) struct BeamSearch<'a> {
     pub(crate) language: &'a str,
     /// Previous-text tokens (the context prompt); may be empty.
     pub(crate) prompt: &'a [i32],
-    /// The encoder context of the search's own encoder pass (frames; 0: the full 30 s);
-    /// `None`: the one this state encoded.
-    pub(crate) encoder_ctx: Option<i32>,
+    /// The encoder context of the search's own encoder pass (frames; 0: the full 30 s).
+    pub(crate) encoder_ctx: i32,
     /// Hypotheses kept per step (at least 2).
     pub(crate) beams: usize,
     /// Most tokens the transcript may have.

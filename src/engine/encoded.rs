@@ -30,6 +30,9 @@ pub struct EncodedWindow<'a> {
     pub(super) language: Language,
     /// The window's samples (the encoding's input).
     pub(super) audio: &'a [f32],
+    /// The encoder context of an encoding trimmed to the window, which whisper.cpp's
+    /// beam search encodes it over; `None` for a window too long for one.
+    pub(super) trimmed_ctx: Option<i32>,
     pub(super) stop: &'a Stop,
     pub(super) plain_text: String,
 }
@@ -83,13 +86,13 @@ impl EncodedWindow<'_> {
     /// A decode of this window prompted with `prompt`, by whisper.cpp's batched beam
     /// search with `beams` hypotheses ([`DecoderState::search_beams`]), cut where its text
     /// starts repeating or reading itself again from the start.
-    fn search_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
+    fn search_beams(&mut self, prompt: &str, beams: usize, encoder_ctx: i32) -> Result<String> {
         let vocabulary = self.model.vocabulary();
         let prompt_tokens = self.model.tokenize(prompt)?;
         let search = BeamSearch {
             language: self.language.code(),
             prompt: decode::prompt_tail(&prompt_tokens),
-            encoder_ctx: None,
+            encoder_ctx,
             beams,
             max_tokens: decode::token_budget(self.audio.len()),
             stop: self.stop,
@@ -155,11 +158,14 @@ impl WindowPasses for EncodedWindow<'_> {
 
     fn decode_prompted_beams(&mut self, prompt: &str, beams: usize) -> Result<String> {
         let beams = beams.max(self.beam_size);
-        // whisper.cpp's batched search encodes the window again: cheap on a trimmed
-        // encoding (a 4 s clip: 0.35-0.6 s for 2-5 beams, encoder pass included, against
-        // 0.5-1.7 s for the sequential search), 1.3-1.9 s on a full 30 s one.
-        if beams > 1 && self.state.is_trimmed() {
-            self.search_beams(prompt, beams)
+        // whisper.cpp's batched search encodes the window again: cheap on an encoding
+        // trimmed to the window (a 4 s clip: 0.35-0.6 s for 2-5 beams, encoder pass
+        // included, against 0.5-1.7 s for the sequential search), 1.3-2.7 s on a full 30 s
+        // one. A short window encoded over 30 s for its language is searched trimmed too.
+        if beams > 1
+            && let Some(encoder_ctx) = self.trimmed_ctx
+        {
+            self.search_beams(prompt, beams, encoder_ctx)
         } else {
             self.decode_with(prompt, None, beams)
         }

@@ -15,7 +15,7 @@
 use super::binding::DecoderState;
 use super::encoded::EncodedWindow;
 use super::text::normalise_whitespace;
-use super::whisper::{Run, WhisperEngine};
+use super::whisper::{Run, WhisperEngine, trimmed_encoder_ctx};
 use super::windows::{self, Window};
 use super::{EngineOutput, EngineRequest, EngineSession, SegmentWatcher, WindowDone, WindowPasses};
 use crate::audio::TARGET_SAMPLE_RATE;
@@ -217,6 +217,7 @@ impl EngineSession for WhisperSession<'_> {
             state,
             language: plain.language,
             audio: piece,
+            trimmed_ctx: trimmed_encoder_ctx(piece.len()),
             stop: self.request.stop,
             plain_text: plain.plain_text,
         })))

@@ -24,7 +24,7 @@ use super::{Backend, Decoding, EngineConfig, EngineRequest, SegmentWatcher};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::context::{Language, Languages};
 use crate::error::{Error, Result};
-use crate::transcript::Segment;
+use crate::transcript::{Segment, keeps_the_speech};
 
 /// A window decoded at a temperature above this does not condition the next one
 /// (faster-whisper's `prompt_reset_on_temperature`).
@@ -36,10 +36,6 @@ const CARRY_MAX_TEMPERATURE: f32 = 0.5;
 const UNSURE_AVG_LOGPROB: f32 = -0.8;
 /// Beams of the search of an unsure window (faster-whisper's default).
 const UNSURE_BEAMS: usize = 5;
-
-/// The beam search of an unsure window must keep at least this fraction (numerator,
-/// denominator) of the greedy text's letters: a search can end early and drop speech.
-const SEARCH_MIN_LETTERS: (usize, usize) = (3, 5);
 
 /// `encoder_ctx` meaning the model's full context (30 s).
 const FULL_ENCODER_CTX: i32 = 0;
@@ -318,8 +314,8 @@ impl WhisperEngine {
     /// the window is too long for an encoding trimmed to it (the search's own encoder
     /// pass is cheap on a trimmed one: a 5 s window, a tenth of a full 30 s one), and
     /// where the search reads its text again from the start (the plain decode does not),
-    /// loops or ends by repeating its last sentence, or keeps less than
-    /// [`SEARCH_MIN_LETTERS`] of the plain text's letters.
+    /// loops or ends by repeating its last sentence, or drops speech the plain text has
+    /// ([`keeps_the_speech`]).
     fn search_unsure(
         &self,
         state: &DecoderState,
@@ -329,18 +325,16 @@ impl WhisperEngine {
         plain: &Decoded,
         request: &EngineRequest<'_>,
     ) -> Result<Option<Decoded>> {
-        let encoder_ctx = encoder_ctx_for(audio.len());
-        if self.beam_size() > 1
-            || encoder_ctx == FULL_ENCODER_CTX
-            || plain.silence
-            || plain.avg_logprob >= UNSURE_AVG_LOGPROB
-        {
+        let Some(encoder_ctx) = trimmed_encoder_ctx(audio.len()) else {
+            return Ok(None);
+        };
+        if self.beam_size() > 1 || plain.silence || plain.avg_logprob >= UNSURE_AVG_LOGPROB {
             return Ok(None);
         }
         let search = BeamSearch {
             language: language.code(),
             prompt: decode::prompt_tail(prompt),
-            encoder_ctx: Some(encoder_ctx),
+            encoder_ctx,
             beams: UNSURE_BEAMS,
             max_tokens: decode::token_budget(audio.len()),
             stop: request.stop,
@@ -350,11 +344,9 @@ impl WhisperEngine {
         let vocabulary = self.model.vocabulary();
         let text = |tokens: &[i32]| window_text(vocabulary, tokens, audio.len(), &mut Vec::new()).0;
         let (searched, greedy) = (text(&tokens), text(&plain.tokens));
-        let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).count();
         let restarts = repeats::restart_offset(&searched).is_some()
             && repeats::restart_offset(&greedy).is_none();
-        let keeps =
-            letters(&searched) * SEARCH_MIN_LETTERS.1 >= letters(&greedy) * SEARCH_MIN_LETTERS.0;
+        let keeps = keeps_the_speech(&greedy, &searched);
         let compression_ratio = repeats::compression_ratio(&vocabulary.text_of(&tokens));
         let loops = compression_ratio > repeats::MAX_COMPRESSION_RATIO
             || repeats::ends_doubled(vocabulary, &tokens);
@@ -503,6 +495,12 @@ pub(super) struct Run {
     pub(super) timed: Vec<(Range<usize>, String)>,
     /// The plain segments so far, in seconds of the input signal.
     pub(super) segments: Vec<Segment>,
+}
+
+/// The encoder context of an encoding trimmed to a window of `samples` samples; `None`
+/// for a window too long for one.
+pub(super) fn trimmed_encoder_ctx(samples: usize) -> Option<i32> {
+    Some(encoder_ctx_for(samples)).filter(|&ctx| ctx != FULL_ENCODER_CTX)
 }
 
 /// Encoder context for a window of `samples` samples (whisper.cpp's `audio_ctx`). The

@@ -15,6 +15,7 @@ use crate::correction::{Corrector, contains_word};
 use crate::engine::{BiasStrength, TermBias, WindowPasses};
 use crate::error::Result;
 use crate::providers::SpeechProvider;
+use crate::transcript::keeps_the_speech;
 
 /// Beams of the context pass's second try, after its greedy decode lost the speech.
 const FALLBACK_BEAMS: usize = 3;
@@ -265,42 +266,5 @@ impl<'a> WindowPolicy<'a> {
             })
             .collect();
         self.engine.term_bias(&weighted, BiasStrength::default())
-    }
-}
-
-/// True when the prompted transcript `second` still holds about as much speech as the
-/// unprompted `first`, counted in letters and digits: a prompt can make Whisper write
-/// the term and drop the rest of the sentence ("Alert, scope today the dog, and the
-/// uncall uses our genius." became "Datadog."), which writes more terms but loses the
-/// speech. Letters, not words: a term glues several misheard words into one ("jolly
-/// and broken" -> "Anjali, Rohan").
-fn keeps_the_speech(first: &str, second: &str) -> bool {
-    let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).count();
-    letters(second) * SECOND_PASS_MIN_LETTERS_DEN >= letters(first) * SECOND_PASS_MIN_LETTERS_NUM
-}
-
-/// The prompted transcript must keep at least this fraction (numerator / denominator)
-/// of the unprompted one's letters.
-const SECOND_PASS_MIN_LETTERS_NUM: usize = 3;
-const SECOND_PASS_MIN_LETTERS_DEN: usize = 5;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_second_pass_that_copies_the_prompt_does_not_keep_the_speech() {
-        let first = "Alert, scope today the dog, and the uncall uses our genius.";
-        assert!(!keeps_the_speech(first, "Datadog, Opsgenie."));
-        assert!(keeps_the_speech(
-            first,
-            "Alert, scope Datadog, and the uncall uses Opsgenie."
-        ));
-        // Several misheard words glued into the terms are not lost speech.
-        assert!(keeps_the_speech(
-            "Big and jolly and broken about the Q4 road map.",
-            "Being Anjali, Rohan about Q4 roadmap."
-        ));
-        assert!(keeps_the_speech("", ""));
     }
 }
