@@ -393,8 +393,9 @@ fn a_set_of_languages_picks_its_member_and_never_loses_the_speech() {
 fn a_large_set_on_short_or_noisy_audio_is_bounded() {
     // Twenty languages allowed, on cuts of a Portuguese sentence (0.1, 0.5 and 1 s) and on
     // 30 s of noise with that sentence in it: text or a typed error; and a short clip
-    // (one window) is encoded at most twice (trimmed, then full): the members read in an
-    // unsure detection are decodes of an encoding, never encodings of their own.
+    // (one window) is encoded at most three times (trimmed, then full, then the beam
+    // search of a decode the model is unsure of): the members read in an unsure
+    // detection are decodes of an encoding, never encodings of their own.
     let codes = [
         "en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "da", "fi", "no", "cs", "ro", "hu",
         "el", "tr", "ru", "uk", "ca",
@@ -448,7 +449,7 @@ fn a_large_set_on_short_or_noisy_audio_is_bounded() {
         }
         let passes = engine.encoder_passes() - before;
         assert!(
-            seconds >= 30 || passes <= 2,
+            seconds >= 30 || passes <= 3,
             "{seconds} s: {passes} encoder passes"
         );
     }
