@@ -10,9 +10,7 @@ use common::*;
 use ctxscribe::context::ContextLayers;
 use ctxscribe::context::SoundsLike;
 use ctxscribe::correction::contains_word;
-use ctxscribe::engine::{
-    Decoding, EngineConfig, EngineRequest, Stop, WhisperEngine, WindowPasses, transcribe_judged,
-};
+use ctxscribe::engine::{EngineRequest, Stop, WhisperEngine, WindowPasses, transcribe_judged};
 use ctxscribe::{Dictionary, Languages, Message};
 
 fn transcribe_case(id: &str, messages: Vec<Message>, dictionary: &[&str]) -> String {
@@ -392,15 +390,7 @@ fn a_name_whisper_cannot_spell_comes_out_as_in_the_dictionary() {
 
 #[test]
 fn canonical_tokenization_agrees_with_the_model_vocabulary() {
-    let engine = WhisperEngine::load(&EngineConfig {
-        model_path: model("ggml-base.bin"),
-        vad_model_path: None,
-        threads: 1,
-        decoding: Decoding::Greedy,
-        weights: ctxscribe::config::default_weights(),
-        device: ctxscribe::config::default_device().expect("CTXSCRIBE_DEVICE is auto, cpu or gpu"),
-    })
-    .expect("model loads");
+    let engine = base_engine(1, false);
     // Words with a token of their own come out as that one token, as whisper.cpp's own
     // tokenizer has them.
     for word in [" the", " Monday", " report", "Hello", " Americans"] {
@@ -460,20 +450,9 @@ fn decode_time_biasing_alone_spells_a_term_the_plain_decoder_misses() {
 
 /// The base model's engine (greedy, no VAD) and jfk's samples at 16 kHz.
 fn base_engine_and_jfk() -> (WhisperEngine, Vec<f32>) {
-    let engine = WhisperEngine::load(&EngineConfig {
-        model_path: model("ggml-base.bin"),
-        vad_model_path: None,
-        threads: 2,
-        decoding: Decoding::Greedy,
-        weights: ctxscribe::config::default_weights(),
-        device: ctxscribe::config::default_device().expect("CTXSCRIBE_DEVICE is auto, cpu or gpu"),
-    })
-    .expect("model loads");
+    let engine = base_engine(2, false);
     let clip = real_clip("en_whisper_jfk");
-    let bytes = std::fs::read(&clip.path).expect("read");
-    let samples = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
-        .expect("decode")
-        .samples;
+    let samples = samples_16k(&clip.path);
     (engine, samples)
 }
 

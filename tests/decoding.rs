@@ -6,8 +6,8 @@
 mod common;
 
 use common::*;
-use ctxscribe::engine::{Decoding, EngineConfig, EngineRequest, Stop, WhisperEngine};
-use ctxscribe::{AudioLimits, Language, Languages};
+use ctxscribe::engine::{EngineRequest, Stop};
+use ctxscribe::{Language, Languages};
 
 /// Words of `transcript` written with a capital mid-sentence (after a word that does not
 /// end a sentence) that `sentence` writes in lowercase.
@@ -78,20 +78,9 @@ fn only_windows_the_greedy_decode_is_unsure_of_are_searched_with_beams() {
     // espeak-ng sentences in five languages, with the language forced, base is unsure of
     // some (measured: the Portuguese, French and Spanish ones), and the search keeps
     // their words.
-    let engine = WhisperEngine::load(&EngineConfig {
-        model_path: model("ggml-base.bin"),
-        vad_model_path: Some(model("silero-v6.2.0-ggml.bin")),
-        threads: 2,
-        decoding: Decoding::Greedy,
-        weights: ctxscribe::config::default_weights(),
-        device: ctxscribe::config::default_device().expect("CTXSCRIBE_DEVICE is auto, cpu or gpu"),
-    })
-    .expect("model loads");
+    let engine = base_engine(2, true);
     let passes = |path: &std::path::Path, languages: &Languages| {
-        let bytes = std::fs::read(path).expect("read");
-        let samples = ctxscribe::audio::decode_to_16k_mono(&bytes, &AudioLimits::default())
-            .expect("decode")
-            .samples;
+        let samples = samples_16k(path);
         let before = engine.encoder_passes();
         let output = engine
             .transcribe(&EngineRequest {

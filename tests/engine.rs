@@ -6,7 +6,7 @@ mod common;
 use std::time::Instant;
 
 use common::*;
-use ctxscribe::engine::{Decoding, EngineConfig, EngineRequest, Stop, WhisperEngine};
+use ctxscribe::engine::{EngineRequest, Stop};
 use ctxscribe::{
     Audio, ContextTranscriber, Device, Dictionary, Language, Languages, Message, Weights,
 };
@@ -401,23 +401,12 @@ fn a_large_set_on_short_or_noisy_audio_is_bounded() {
         "el", "tr", "ru", "uk", "ca",
     ];
     let set = Languages::from_codes(codes).expect("valid");
-    let engine = WhisperEngine::load(&EngineConfig {
-        model_path: model("ggml-base.bin"),
-        vad_model_path: None,
-        threads: 2,
-        decoding: Decoding::default(),
-        weights: ctxscribe::config::default_weights(),
-        device: ctxscribe::config::default_device().expect("CTXSCRIBE_DEVICE is auto, cpu or gpu"),
-    })
-    .expect("model loads");
+    let engine = base_engine(2, false);
     let (path, _, _) = voice_clips()
         .into_iter()
         .find(|(path, _, _)| path.ends_with("short_pt_relatorio.wav"))
         .expect("the Portuguese clip");
-    let bytes = std::fs::read(path).expect("read");
-    let sentence = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
-        .expect("decode")
-        .samples;
+    let sentence = samples_16k(&path);
     let mut seed: u32 = 11;
     let mut noisy: Vec<f32> = (0..16_000 * 30)
         .map(|_| {
@@ -459,10 +448,7 @@ fn a_large_set_on_short_or_noisy_audio_is_bounded() {
 fn a_whole_minute_is_transcribed_not_just_the_first_window() {
     // jfk five times with pauses: 65 s of audio, more than two Whisper windows.
     let clip = real_clip("en_whisper_jfk");
-    let bytes = std::fs::read(&clip.path).expect("read");
-    let pcm = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
-        .expect("decode")
-        .samples;
+    let pcm = samples_16k(&clip.path);
     let mut long = Vec::new();
     for _ in 0..5 {
         long.extend_from_slice(&pcm);
@@ -530,15 +516,7 @@ fn silence_gives_empty_text_without_an_encoder_pass_even_with_context() {
     assert_eq!(transcript.language, None);
     // Cheap as a count, not a clock (the machine's load must not fail a test): silence
     // never reaches the encoder, with the same engine the transcriber runs.
-    let engine = WhisperEngine::load(&EngineConfig {
-        model_path: model("ggml-base.bin"),
-        vad_model_path: Some(model("silero-v6.2.0-ggml.bin")),
-        threads: 2,
-        decoding: Decoding::Greedy,
-        weights: ctxscribe::config::default_weights(),
-        device: ctxscribe::config::default_device().expect("CTXSCRIBE_DEVICE is auto, cpu or gpu"),
-    })
-    .expect("model loads");
+    let engine = base_engine(2, true);
     let output = engine
         .transcribe(&EngineRequest {
             samples: &silence,
@@ -736,10 +714,7 @@ fn odd_signals_reach_the_decoder_and_end_in_text_or_typed_errors() {
     }
     // A deadline that passes in the middle of decoding a minute of speech.
     let clip = real_clip("en_whisper_jfk");
-    let bytes = std::fs::read(&clip.path).expect("read");
-    let one = ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
-        .expect("decode")
-        .samples;
+    let one = samples_16k(&clip.path);
     let minute: Vec<f32> = one.iter().copied().cycle().take(one.len() * 6).collect();
     let hasty = base_builder()
         .with_timeout(std::time::Duration::from_millis(400))

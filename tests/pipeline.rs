@@ -6,7 +6,7 @@ mod common;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{assert_segments_cover, model, norm_words, real_clip, wer};
+use common::{assert_segments_cover, model, norm_words, real_clip, samples_16k, wer};
 use ctxscribe::{
     Audio, CancelToken, ContextTranscriber, Dictionary, Error, Event, Languages, RunOptions,
     TranscriptionRequest,
@@ -27,10 +27,7 @@ fn tiny() -> &'static ContextTranscriber {
 }
 
 fn jfk_samples() -> Vec<f32> {
-    let bytes = std::fs::read(real_clip("en_whisper_jfk").path).expect("read");
-    ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
-        .expect("decode")
-        .samples
+    samples_16k(&real_clip("en_whisper_jfk").path)
 }
 
 /// jfk said `copies` times in a row: about 11 s each.

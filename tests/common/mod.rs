@@ -13,6 +13,7 @@ pub mod sse;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use ctxscribe::engine::{Decoding, EngineConfig, WhisperEngine};
 use ctxscribe::{ContextTranscriber, ContextTranscriberBuilder, Dictionary, Languages, Transcript};
 
 // Not every test binary uses every one.
@@ -77,6 +78,28 @@ pub fn base_builder() -> ContextTranscriberBuilder {
     ContextTranscriber::builder()
         .with_model_path(model("ggml-base.bin"))
         .with_vad_model_path(model("silero-v6.2.0-ggml.bin"))
+}
+
+/// The base model's own engine (greedy), on `threads` threads, with the Silero VAD when
+/// `vad`: for tests that count its encoder passes or call it below the pipeline.
+pub fn base_engine(threads: usize, vad: bool) -> WhisperEngine {
+    WhisperEngine::load(&EngineConfig {
+        model_path: model("ggml-base.bin"),
+        vad_model_path: vad.then(|| model("silero-v6.2.0-ggml.bin")),
+        threads,
+        decoding: Decoding::Greedy,
+        weights: ctxscribe::config::default_weights(),
+        device: ctxscribe::config::default_device().expect("CTXSCRIBE_DEVICE is auto, cpu or gpu"),
+    })
+    .expect("model loads")
+}
+
+/// The samples of the audio file at `path`, decoded to 16 kHz mono.
+pub fn samples_16k(path: &Path) -> Vec<f32> {
+    let bytes = std::fs::read(path).expect("read");
+    ctxscribe::audio::decode_to_16k_mono(&bytes, &ctxscribe::AudioLimits::default())
+        .expect("decode")
+        .samples
 }
 
 /// The default multilingual base model, loaded once per test binary.
