@@ -10,6 +10,7 @@ use std::ffi::c_void;
 use std::ops::Range;
 use std::path::Path;
 
+use whisper_rs::whisper_rs_sys as sys;
 use whisper_rs::{
     FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
     WhisperVadContext, WhisperVadContextParams, WhisperVadParams,
@@ -21,8 +22,8 @@ use super::tokens::Vocabulary;
 use super::{Backend, Device, Weights, weights};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::error::{Error, Result};
-use crate::model::fetch;
 use crate::model::locate::{CHECKOUT_SETUP_COMMAND, install_hint};
+use crate::model::{convert, fetch};
 
 /// The loaded model: weights, vocabulary and the VAD, shared by every call and thread.
 pub(crate) struct Model {
@@ -53,6 +54,7 @@ impl Model {
         device: Device,
     ) -> Result<Self> {
         whisper_rs::install_logging_hooks();
+        install_abort_hook();
         // The CPU kernels are chosen (and registered with ggml) before the first model.
         let kernels = super::kernels::cpu_kernels()?;
         let (use_gpu, backend) = super::device::choose(device, &kernels.to_string())?;
@@ -68,14 +70,14 @@ impl Model {
             });
         }
         fetch::check_model_file(model_path)?;
-        let (context, bf16) = load_context(model_path, weights, use_gpu, kernels.has_bf16())
+        let (context, became) = load_context(model_path, weights, use_gpu, kernels.has_bf16())
             .map_err(|e| Error::ModelUnavailable {
                 message: format!(
                     "{} is not a loadable whisper.cpp model ({e}){}",
                     model_path.display(),
                     replace_hint(model_path)
                 ),
-                source: Some(Box::new(e)),
+                source: None,
             })?;
         let vad_model_path = vad_model_path.map(checked_vad_path).transpose()?;
         let vocabulary = Vocabulary::new(&context);
@@ -88,7 +90,7 @@ impl Model {
             } else {
                 "English-only"
             },
-            if bf16 { ", bf16 matrices" } else { "" },
+            became.map_or_else(String::new, |became| format!(", {became}")),
             if backend.is_gpu() {
                 format!(", on {}", backend.name)
             } else {
@@ -250,19 +252,51 @@ impl std::fmt::Debug for DecoderState {
     }
 }
 
+/// Installs [`report_abort`] as ggml's abort callback, once per process.
+fn install_abort_hook() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // SAFETY: `report_abort` is a plain function valid for the whole process; it only
+        // reads the message ggml passes (a NUL-terminated string ggml owns for the call).
+        // ggml keeps the callback in one global, set here before any model is loaded.
+        unsafe {
+            sys::ggml_set_abort_callback(Some(report_abort));
+        }
+    });
+}
+
+/// ggml's abort callback: writes ggml's message to stderr, then ggml aborts the
+/// process, as it would without the callback. Without it ggml first forks a debugger to
+/// print a backtrace, and where the debugger cannot attach (a container without ptrace),
+/// waits for it forever: a server that hits one of ggml's internal checks hangs holding
+/// its port instead of exiting for its supervisor to restart it.
+unsafe extern "C" fn report_abort(message: *const std::ffi::c_char) {
+    let message = if message.is_null() {
+        std::borrow::Cow::Borrowed("(no message)")
+    } else {
+        // SAFETY: ggml passes a NUL-terminated buffer that lives for the whole call.
+        unsafe { std::ffi::CStr::from_ptr(message) }.to_string_lossy()
+    };
+    eprintln!("ctxscribe: the engine (ggml) aborted the process: {message}");
+}
+
 /// The whisper.cpp context of the model file at `path` (on the GPU [`super::device`]
-/// chose when `use_gpu`), and whether its matrices were converted to bf16
-/// ([`crate::model::convert::f16_matrices_to_bf16`]): with [`Weights::Fastest`] on the
-/// CPU, when ggml has native bf16 kernels, the file is an f16 model and memory has room
-/// for it ([`weights::room_to_convert`]). The file is then read whole and converted in
-/// memory (its size again, until whisper.cpp has copied it); anything else loads from
-/// the file as it is.
+/// chose when `use_gpu`), and what its matrices became in memory, if anything
+/// (`crate::model::convert`'s in-memory conversions):
+///
+/// - an all-f32 file's matrices and convolution kernels become f16 (ggml's CPU
+///   convolution takes no f32 kernels: it would abort the process at the first encoding);
+/// - with [`Weights::Fastest`] on the CPU, when ggml has native bf16 kernels and memory
+///   has room ([`weights::room_to_convert`]), an f16 model's matrices become bf16.
+///
+/// A converted file is read whole (its size again, until whisper.cpp has copied it);
+/// anything else loads from the file as it is.
 fn load_context(
     path: &Path,
     weights: Weights,
     use_gpu: bool,
     native_bf16: bool,
-) -> std::result::Result<(WhisperContext, bool), whisper_rs::WhisperError> {
+) -> std::result::Result<(WhisperContext, Option<&'static str>), String> {
     let params = || {
         let mut params = WhisperContextParameters::default();
         params.use_gpu(use_gpu);
@@ -271,17 +305,42 @@ fn load_context(
         params.flash_attn(false);
         params
     };
-    if weights == Weights::Fastest
-        && !use_gpu
-        && native_bf16
+    let from_buffer = |bytes: &[u8], became| {
+        WhisperContext::new_from_buffer_with_params(bytes, params())
+            .map(|context| (context, Some(became)))
+            .map_err(|e| e.to_string())
+    };
+    let to_bf16 = weights == Weights::Fastest && !use_gpu && native_bf16;
+    if stored_ftype(path).is_some_and(convert::is_all_f32) {
+        let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+        let mut bytes = convert::f32_model_to_f16(&bytes)
+            .ok_or("an all-f32 model file that does not parse as a whole whisper model")?;
+        if to_bf16 && convert::f16_matrices_to_bf16(&mut bytes).is_some() {
+            return from_buffer(&bytes, "bf16 matrices from an f32 file");
+        }
+        return from_buffer(&bytes, "f16 matrices from an f32 file");
+    }
+    if to_bf16
         && std::fs::metadata(path).is_ok_and(|file| weights::room_to_convert(file.len()))
         && let Ok(mut bytes) = std::fs::read(path)
-        && crate::model::convert::f16_matrices_to_bf16(&mut bytes).is_some()
+        && convert::f16_matrices_to_bf16(&mut bytes).is_some()
     {
-        let context = WhisperContext::new_from_buffer_with_params(&bytes, params())?;
-        return Ok((context, true));
+        return from_buffer(&bytes, "bf16 matrices");
     }
-    Ok((WhisperContext::new_with_params(path, params())?, false))
+    WhisperContext::new_with_params(path, params())
+        .map(|context| (context, None))
+        .map_err(|e| e.to_string())
+}
+
+/// The `ftype` in the header of the ggml file at `path`, if it is one.
+fn stored_ftype(path: &Path) -> Option<i32> {
+    use std::io::Read;
+    let mut header = [0u8; 48];
+    std::fs::File::open(path)
+        .ok()?
+        .read_exact(&mut header)
+        .ok()?;
+    convert::ggml_ftype(&header)
 }
 
 impl DecoderState {
@@ -509,5 +568,51 @@ mod tests {
     fn centiseconds_convert_to_samples() {
         assert_eq!(centis_to_samples(100.0), 16_000);
         assert_eq!(centis_to_samples(-5.0), 0);
+    }
+
+    /// Set in the child process of the test below: abort through ggml.
+    const ABORT_CHILD: &str = "CTXSCRIBE_TEST_GGML_ABORT_CHILD";
+
+    /// ggml's internal checks end in `ggml_abort`. With the hook, the process writes the
+    /// message and aborts at once; without it, ggml forks a debugger first, which hangs
+    /// where it cannot attach (this machine's containers), so the child must end in time.
+    #[test]
+    fn a_ggml_abort_reports_its_message_and_ends_the_process_without_hanging() {
+        if std::env::var_os(ABORT_CHILD).is_some() {
+            install_abort_hook();
+            // SAFETY: `ggml_abort` takes a file name, a line and a printf format, here
+            // NUL-terminated literals whose format has no conversions; it never returns.
+            unsafe {
+                sys::ggml_abort(c"test.c".as_ptr(), 7, c"GGML_ASSERT(test) failed".as_ptr());
+            }
+        }
+        let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args(["--exact", "engine::binding::tests::a_ggml_abort_reports_its_message_and_ends_the_process_without_hanging", "--nocapture"])
+            .env(ABORT_CHILD, "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the test binary starts");
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("waitable") {
+                break status;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("the aborting child still runs after 60 s (a debugger waits on it)");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().expect("piped"), &mut stderr)
+            .expect("stderr");
+        assert!(!status.success(), "{status:?}");
+        assert!(
+            stderr.contains(
+                "the engine (ggml) aborted the process: test.c:7: GGML_ASSERT(test) failed"
+            ),
+            "{stderr}"
+        );
     }
 }

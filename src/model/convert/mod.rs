@@ -355,17 +355,17 @@ pub fn convert_ct2_to_ggml(
     })
 }
 
-mod bf16;
 mod plan;
 mod quant;
 mod reader;
+mod retype;
 mod vocab;
 mod writer;
 
-pub(crate) use bf16::f16_matrices_to_bf16;
 use plan::*;
 use quant::*;
 use reader::*;
+pub(crate) use retype::{f16_matrices_to_bf16, f32_model_to_f16, ggml_ftype, is_all_f32};
 use vocab::*;
 use writer::*;
 
