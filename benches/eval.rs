@@ -125,6 +125,8 @@ fn parse_options() -> Result<Options, String> {
 }
 
 fn main() {
+    // The engine's threads wait as in the CLI and the server (docs/engine.md#threads).
+    ctxscribe::config::exec_with_engine_environment();
     let options = match parse_options() {
         Ok(options) => options,
         Err(message) => {

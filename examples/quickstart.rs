@@ -5,6 +5,9 @@
 use ctxscribe::{ContextTranscriber, Dictionary, Languages, Message};
 
 fn main() -> ctxscribe::Result<()> {
+    // First: the engine's threads poll briefly, then sleep, so that another busy process
+    // cannot stall them (starts the program again with GOMP_SPINCOUNT=1000 if unset).
+    ctxscribe::config::exec_with_engine_environment();
     // Loads the model once; clone the transcriber freely, share it across threads.
     let transcriber = ContextTranscriber::builder().build()?;
     let audio = std::fs::read("note.webm").expect("readable file");

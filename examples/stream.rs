@@ -7,6 +7,7 @@ use std::io::Write;
 use ctxscribe::{CancelToken, ContextTranscriber, Dictionary, Event, Languages, RunOptions};
 
 fn main() -> ctxscribe::Result<()> {
+    ctxscribe::config::exec_with_engine_environment();
     let transcriber = ContextTranscriber::builder().build()?;
     let audio = std::fs::read("note.webm").expect("readable file");
     let request =

@@ -83,9 +83,11 @@ pub const DEFAULT_LLM_MODEL: &str = "gpt-4o-mini";
 /// when neither it nor `OMP_WAIT_POLICY` is set; returns (going on as is) when they are,
 /// or when the program cannot be executed again. libgomp reads its variables once, when
 /// it is loaded, before `main`: a program's own executable can only set them by
-/// starting again. The `ctxscribe` and `ctxscribe-server` binaries call it first; the
-/// Python package sets the variable before it loads the engine; a C host sets it in its
-/// environment.
+/// starting again. The `ctxscribe` and `ctxscribe-server` binaries call it first, and so
+/// should a Rust program that embeds the library (README's quickstart does: without it,
+/// the speed bench's 5 s clips took 3.4x their quiet median beside one CPU-bound process,
+/// with it 1.7x); the Python package sets the variable before it loads the engine; a C
+/// host sets it in its environment.
 pub fn exec_with_engine_environment() {
     #[cfg(unix)]
     {

@@ -24,6 +24,10 @@ impl FasterWhisper {
             .arg(&options.ct2)
             .arg(options.threads.to_string())
             .arg(&options.fw_compute)
+            // CTranslate2 bundles libgomp too: faster-whisper runs with libgomp's
+            // defaults, as its users get them, not with the spin count this bench
+            // starts itself with (`exec_with_engine_environment`).
+            .env_remove(ctxscribe::config::ENV_GOMP_SPINCOUNT)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

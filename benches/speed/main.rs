@@ -152,6 +152,8 @@ impl Set {
 }
 
 fn main() {
+    // The engine's threads wait as in the CLI and the server (docs/engine.md#threads).
+    ctxscribe::config::exec_with_engine_environment();
     let root = ctxscribe_test_support::repo_root();
     let options = match parse_options(&root) {
         Ok(options) => options,
