@@ -285,7 +285,8 @@ unsafe extern "C" fn report_abort(message: *const std::ffi::c_char) {
 /// (`crate::model::convert`'s in-memory conversions):
 ///
 /// - an all-f32 file's matrices and convolution kernels become f16 (ggml's CPU
-///   convolution takes no f32 kernels: it would abort the process at the first encoding);
+///   convolution takes no f32 kernels: it would abort the process at the first encoding),
+///   when memory has room for it ([`weights::room_to_narrow_f32`]; else an error);
 /// - with [`Weights::Fastest`] on the CPU, when ggml has native bf16 kernels and memory
 ///   has room ([`weights::room_to_convert`]), an f16 model's matrices become bf16.
 ///
@@ -312,6 +313,14 @@ fn load_context(
     };
     let to_bf16 = weights == Weights::Fastest && !use_gpu && native_bf16;
     if stored_ftype(path).is_some_and(convert::is_all_f32) {
+        let file_len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+        if !weights::room_to_narrow_f32(file_len) {
+            return Err(format!(
+                "an all-f32 model file is loaded as f16, which needs twice its size ({} MB) \
+                 of available memory; use an f16 or quantized file of the model",
+                file_len.saturating_mul(2) >> 20
+            ));
+        }
         let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
         let mut bytes = convert::f32_model_to_f16(&bytes)
             .ok_or("an all-f32 model file that does not parse as a whole whisper model")?;

@@ -19,6 +19,14 @@ pub(crate) fn room_to_convert(file_len: u64) -> bool {
     available_memory().is_none_or(|available| available >= file_len.saturating_mul(3))
 }
 
+/// Whether an all-f32 model file of `file_len` bytes can be loaded as f16: read whole,
+/// then its f16 copy (half its size) and whisper.cpp's own copy of that, twice its size
+/// in all, must fit in the memory the system reports available.
+#[must_use]
+pub(crate) fn room_to_narrow_f32(file_len: u64) -> bool {
+    available_memory().is_none_or(|available| available >= file_len.saturating_mul(2))
+}
+
 /// Bytes of memory available to new allocations, as `/proc/meminfo` reports them.
 fn available_memory() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -37,5 +45,7 @@ mod tests {
     fn only_a_model_that_fits_three_times_in_memory_is_converted() {
         assert!(room_to_convert(148 << 20), "the base model on this machine");
         assert!(!room_to_convert(u64::MAX / 2));
+        assert!(room_to_narrow_f32(291 << 20), "the base model in f32");
+        assert!(!room_to_narrow_f32(u64::MAX / 2));
     }
 }
