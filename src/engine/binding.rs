@@ -7,6 +7,7 @@
 //! [`DecoderState::search_beams`] and [`Model::speech_regions`].
 
 use std::ffi::c_void;
+use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
 
@@ -277,7 +278,11 @@ unsafe extern "C" fn report_abort(message: *const std::ffi::c_char) {
         // SAFETY: ggml passes a NUL-terminated buffer that lives for the whole call.
         unsafe { std::ffi::CStr::from_ptr(message) }.to_string_lossy()
     };
-    eprintln!("ctxscribe: the engine (ggml) aborted the process: {message}");
+    // Not `eprintln!`: it panics when stderr is closed, and nothing may unwind out of here.
+    let _ = writeln!(
+        std::io::stderr(),
+        "ctxscribe: the engine (ggml) aborted the process: {message}"
+    );
 }
 
 /// The whisper.cpp context of the model file at `path` (on the GPU [`super::device`]
