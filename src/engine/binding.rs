@@ -291,9 +291,10 @@ unsafe extern "C" fn report_abort(message: *const std::ffi::c_char) {
 ///
 /// - an all-f32 file's matrices and convolution kernels become f16 (ggml's CPU
 ///   convolution takes no f32 kernels: it would abort the process at the first encoding),
-///   when memory has room for it ([`weights::room_to_narrow_f32`]; else an error);
+///   when memory has room for it ([`weights::room_for`] twice its size; else an error);
 /// - with [`Weights::Fastest`] on the CPU, when ggml has native bf16 kernels and memory
-///   has room ([`weights::room_to_convert`]), an f16 model's matrices become bf16.
+///   has room ([`weights::room_for`] three times its size), an f16 model's matrices
+///   become bf16.
 ///
 /// A converted file is read whole (its size again, until whisper.cpp has copied it);
 /// anything else loads from the file as it is.
@@ -317,9 +318,11 @@ fn load_context(
             .map_err(|e| e.to_string())
     };
     let to_bf16 = weights == Weights::Fastest && !use_gpu && native_bf16;
-    if stored_ftype(path).is_some_and(convert::is_all_f32) {
+    if starts_as_all_f32_model(path) {
+        // Read whole, then its f16 copy (half its size) and whisper.cpp's own copy of
+        // that: twice its size in all.
         let file_len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-        if !weights::room_to_narrow_f32(file_len) {
+        if !weights::room_for(file_len.saturating_mul(2)) {
             return Err(format!(
                 "an all-f32 model file is loaded as f16, which needs twice its size ({} MB) \
                  of available memory; use an f16 or quantized file of the model",
@@ -335,7 +338,9 @@ fn load_context(
         return from_buffer(&bytes, "f16 matrices from an f32 file");
     }
     if to_bf16
-        && std::fs::metadata(path).is_ok_and(|file| weights::room_to_convert(file.len()))
+        // Read whole, beside whisper.cpp's own copy until the load ends: three times its
+        // size (a large model on a small machine loads as stored).
+        && std::fs::metadata(path).is_ok_and(|file| weights::room_for(file.len().saturating_mul(3)))
         && let Ok(mut bytes) = std::fs::read(path)
         && convert::f16_matrices_to_bf16(&mut bytes).is_some()
     {
@@ -346,15 +351,13 @@ fn load_context(
         .map_err(|e| e.to_string())
 }
 
-/// The `ftype` in the header of the ggml file at `path`, if it is one.
-fn stored_ftype(path: &Path) -> Option<i32> {
+/// Whether the file at `path` starts as an all-f32 ggml whisper model (its header).
+fn starts_as_all_f32_model(path: &Path) -> bool {
     use std::io::Read;
     let mut header = [0u8; 48];
     std::fs::File::open(path)
-        .ok()?
-        .read_exact(&mut header)
-        .ok()?;
-    convert::ggml_ftype(&header)
+        .and_then(|mut file| file.read_exact(&mut header))
+        .is_ok_and(|()| convert::is_all_f32_model(&header))
 }
 
 impl DecoderState {

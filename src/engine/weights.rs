@@ -10,21 +10,13 @@
 //! is rewritten in memory by [`crate::model::convert::f16_matrices_to_bf16`]; this module
 //! says whether there is room.
 
-/// Whether a model file of `file_len` bytes can be converted in memory: read whole, it
-/// lives beside whisper.cpp's own copy until the load ends, so the system must report
-/// three times its size available (Linux's `MemAvailable`; a system that reports
-/// nothing is assumed to have room). A large model on a small machine loads as stored.
+/// Whether `needed` more bytes fit in the memory the system reports available (Linux's
+/// `MemAvailable`; a system that reports nothing is assumed to have room). A model
+/// converted in memory needs a few copies of its file at once while it loads
+/// (`engine/binding.rs` says how many); without room it loads as stored, or not at all.
 #[must_use]
-pub(crate) fn room_to_convert(file_len: u64) -> bool {
-    available_memory().is_none_or(|available| available >= file_len.saturating_mul(3))
-}
-
-/// Whether an all-f32 model file of `file_len` bytes can be loaded as f16: read whole,
-/// then its f16 copy (half its size) and whisper.cpp's own copy of that, twice its size
-/// in all, must fit in the memory the system reports available.
-#[must_use]
-pub(crate) fn room_to_narrow_f32(file_len: u64) -> bool {
-    available_memory().is_none_or(|available| available >= file_len.saturating_mul(2))
+pub(crate) fn room_for(needed: u64) -> bool {
+    available_memory().is_none_or(|available| available >= needed)
 }
 
 /// Bytes of memory available to new allocations, as `/proc/meminfo` reports them.
@@ -42,10 +34,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_model_that_fits_three_times_in_memory_is_converted() {
-        assert!(room_to_convert(148 << 20), "the base model on this machine");
-        assert!(!room_to_convert(u64::MAX / 2));
-        assert!(room_to_narrow_f32(291 << 20), "the base model in f32");
-        assert!(!room_to_narrow_f32(u64::MAX / 2));
+    fn room_is_what_the_system_reports_available() {
+        assert!(
+            room_for(3 * (148 << 20)),
+            "the base model converted to bf16 here"
+        );
+        assert!(
+            room_for(2 * (291 << 20)),
+            "the base model in f32 loaded as f16 here"
+        );
+        assert!(!room_for(u64::MAX / 2));
     }
 }

@@ -365,7 +365,7 @@ mod writer;
 use plan::*;
 use quant::*;
 use reader::*;
-pub(crate) use retype::{f16_matrices_to_bf16, f32_model_to_f16, ggml_ftype, is_all_f32};
+pub(crate) use retype::{f16_matrices_to_bf16, f32_model_to_f16, is_all_f32_model};
 use vocab::*;
 use writer::*;
 

@@ -29,19 +29,13 @@ const FTYPE_OFFSET: usize = 4 + 10 * 4;
 /// the file is all f32.
 const CONV_PREFIX: &[u8] = b"encoder.conv";
 
-/// The `ftype` in the header of the ggml whisper file `bytes` starts with, if it is one
-/// (its first 48 bytes are enough).
+/// Whether `header` (a file's first 48 bytes are enough) starts a ggml whisper file
+/// whose `ftype` is all f32: one [`f32_model_to_f16`] makes loadable.
 #[must_use]
-pub(crate) fn ggml_ftype(bytes: &[u8]) -> Option<i32> {
-    let magic = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?);
-    let ftype = bytes.get(FTYPE_OFFSET..FTYPE_OFFSET + 4)?;
-    (magic == GGML_FILE_MAGIC).then(|| i32::from_le_bytes([ftype[0], ftype[1], ftype[2], ftype[3]]))
-}
-
-/// Whether the ggml `ftype` is all f32 ([`f32_model_to_f16`] makes it loadable).
-#[must_use]
-pub(crate) fn is_all_f32(ftype: i32) -> bool {
-    ftype == GGML_FTYPE_F32
+pub(crate) fn is_all_f32_model(header: &[u8]) -> bool {
+    let field = |at: usize| -> Option<[u8; 4]> { header.get(at..at + 4)?.try_into().ok() };
+    field(0).map(u32::from_le_bytes) == Some(GGML_FILE_MAGIC)
+        && field(FTYPE_OFFSET).map(i32::from_le_bytes) == Some(GGML_FTYPE_F32)
 }
 
 /// Rewrites the ggml whisper model in `bytes` (an f16 file, as [`convert_ct2_to_ggml`]
@@ -236,19 +230,23 @@ mod tests {
 
     /// A tiny whisper file: header, mel filters, vocabulary, then the given 1-D tensors.
     fn model_file(ftype: i32, tensors: &[(&str, i32, &[u8])]) -> Vec<u8> {
-        let shaped: Vec<(&str, i32, Vec<i32>, &[u8])> = tensors
+        let lengths: Vec<[i32; 1]> = tensors
             .iter()
-            .map(|&(name, tensor_type, data)| {
+            .map(|&(_, tensor_type, data)| {
                 let width = if tensor_type == F32 { 4 } else { 2 };
-                let elements = i32::try_from(data.len() / width).unwrap_or(0);
-                (name, tensor_type, vec![elements], data)
+                [i32::try_from(data.len() / width).unwrap_or(0)]
             })
+            .collect();
+        let shaped: Vec<(&str, i32, &[i32], &[u8])> = tensors
+            .iter()
+            .zip(&lengths)
+            .map(|(&(name, tensor_type, data), length)| (name, tensor_type, &length[..], data))
             .collect();
         shaped_model_file(ftype, &shaped)
     }
 
     /// A tiny whisper file with tensors of any shape (ggml order).
-    fn shaped_model_file(ftype: i32, tensors: &[(&str, i32, Vec<i32>, &[u8])]) -> Vec<u8> {
+    fn shaped_model_file(ftype: i32, tensors: &[(&str, i32, &[i32], &[u8])]) -> Vec<u8> {
         let mut file = GGML_FILE_MAGIC.to_le_bytes().to_vec();
         for value in [51865, 1500, 512, 8, 6, 448, 512, 8, 6, 80, ftype] {
             file.extend_from_slice(&i32::to_le_bytes(value));
@@ -259,10 +257,10 @@ mod tests {
         file.extend_from_slice(&1i32.to_le_bytes());
         file.extend_from_slice(&2i32.to_le_bytes());
         file.extend_from_slice(b"hi");
-        for (name, tensor_type, shape, data) in tensors {
+        for &(name, tensor_type, shape, data) in tensors {
             let n_dims = i32::try_from(shape.len()).unwrap_or(0);
             let name_length = i32::try_from(name.len()).unwrap_or(0);
-            for field in [n_dims, name_length, *tensor_type].iter().chain(shape) {
+            for field in [n_dims, name_length, tensor_type].iter().chain(shape) {
                 file.extend_from_slice(&field.to_le_bytes());
             }
             file.extend_from_slice(name.as_bytes());
@@ -276,57 +274,33 @@ mod tests {
         let f32s =
             |values: &[f32]| -> Vec<u8> { values.iter().flat_map(|v| v.to_le_bytes()).collect() };
         let (one_two, three) = (f32s(&[1.0, 2.0]), f32s(&[3.0]));
-        let f32_file =
-            |name: &'static str, shape: Vec<i32>, data: &[u8]| (name, F32, shape, data.to_vec());
-        let stored = [
-            f32_file("encoder.conv1.weight", vec![1, 1, 2], &one_two),
-            f32_file("encoder.conv1.bias", vec![1, 1], &three),
-            f32_file("encoder.positional_embedding", vec![1, 2], &one_two),
-            f32_file("decoder.blocks.0.mlp.0.weight", vec![2, 1], &one_two),
-            f32_file("decoder.blocks.0.mlp_ln.weight", vec![1], &three),
+        let f16_one_two = [0x00, 0x3c, 0x00, 0x40];
+        let stored: [(&str, i32, &[i32], &[u8]); 5] = [
+            ("encoder.conv1.weight", F32, &[1, 1, 2], &one_two),
+            ("encoder.conv1.bias", F32, &[1, 1], &three),
+            ("encoder.positional_embedding", F32, &[1, 2], &one_two),
+            ("decoder.blocks.0.mlp.0.weight", F32, &[2, 1], &one_two),
+            ("decoder.blocks.0.mlp_ln.weight", F32, &[1], &three),
         ];
-        let borrowed = |tensors: &[(&'static str, i32, Vec<i32>, Vec<u8>)]| {
-            tensors
-                .iter()
-                .map(|(n, t, s, d)| (*n, *t, s.clone(), d.clone()))
-                .collect::<Vec<_>>()
-        };
-        let as_file = |ftype: i32, tensors: &[(&'static str, i32, Vec<i32>, Vec<u8>)]| {
-            let tensors = borrowed(tensors);
-            let refs: Vec<(&str, i32, Vec<i32>, &[u8])> = tensors
-                .iter()
-                .map(|(n, t, s, d)| (*n, *t, s.clone(), d.as_slice()))
-                .collect();
-            shaped_model_file(ftype, &refs)
-        };
-        let original = as_file(GGML_FTYPE_F32, &stored);
-        assert_eq!(ggml_ftype(&original), Some(GGML_FTYPE_F32));
-        let f16_one_two = vec![0x00, 0x3c, 0x00, 0x40];
-        let mut expected = stored.clone();
-        expected[0] = (
-            "encoder.conv1.weight",
-            F16,
-            vec![1, 1, 2],
-            f16_one_two.clone(),
-        );
-        expected[3] = (
-            "decoder.blocks.0.mlp.0.weight",
-            F16,
-            vec![2, 1],
-            f16_one_two,
-        );
+        let mut expected = stored;
+        for matrix in [0, 3] {
+            expected[matrix].1 = F16;
+            expected[matrix].3 = &f16_one_two;
+        }
+        let original = shaped_model_file(GGML_FTYPE_F32, &stored);
+        assert!(is_all_f32_model(&original[..48]));
         let converted = f32_model_to_f16(&original).expect("a whole f32 model");
-        assert_eq!(converted, as_file(WeightType::F16.ggml_ftype(), &expected));
+        let f16_file = shaped_model_file(WeightType::F16.ggml_ftype(), &expected);
+        assert_eq!(converted, f16_file);
+        assert!(!is_all_f32_model(&converted));
         // Not an all-f32 model, or not whole: nothing.
-        assert_eq!(
-            f32_model_to_f16(&as_file(WeightType::F16.ggml_ftype(), &stored)),
-            None
-        );
+        let f16_header = shaped_model_file(WeightType::F16.ggml_ftype(), &stored);
+        assert_eq!(f32_model_to_f16(&f16_header), None);
         assert_eq!(f32_model_to_f16(&original[..original.len() - 1]), None);
-        assert_eq!(
-            ggml_ftype(b"GGUF and more, long enough to hold a header....."),
-            None
-        );
+        assert!(!is_all_f32_model(
+            b"GGUF and more, long enough to hold a header....."
+        ));
+        assert!(!is_all_f32_model(&original[..47]));
     }
 
     #[test]
