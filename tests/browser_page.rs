@@ -10,12 +10,11 @@ mod common;
 
 use std::process::Command;
 
+use common::apps::JFK;
 use common::server::start;
 use common::*;
 use serde_json::Value;
 
-const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, ask \
-                   what you can do for your country.";
 const KEY: &str = "sk-browser-test-key";
 
 /// One send's outcome as the page shows it.

@@ -10,13 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use common::apps::JFK;
 use common::*;
 use ctxscribe::model::fetch;
 use ctxscribe::model::fetch::{PinnedModel, PinnedWheel, fetch_model, installed_models};
 use serde_json::Value;
-
-const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, ask \
-                   what you can do for your country.";
 
 fn ctxscribe() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ctxscribe"));

@@ -5,12 +5,10 @@ mod common;
 
 use std::time::Instant;
 
+use common::apps::JFK;
 use common::*;
 use ctxscribe::engine::{EngineRequest, Stop};
 use ctxscribe::{Audio, ContextTranscriber, Device, Dictionary, Language, Languages, Message};
-
-const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, ask \
-                   what you can do for your country.";
 
 /// The words of `text`: lowercase, punctuation dropped. The encoder context trimmed to a
 /// short clip keeps jfk's words exact but may drop its first comma.

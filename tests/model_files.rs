@@ -3,11 +3,9 @@
 
 mod common;
 
+use common::apps::JFK;
 use common::*;
 use ctxscribe::{ContextTranscriber, Languages, Weights};
-
-const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, ask \
-                   what you can do for your country.";
 
 #[test]
 fn quantized_q8_0_base_transcribes_jfk_exactly() {

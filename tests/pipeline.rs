@@ -6,14 +6,12 @@ mod common;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use common::apps::JFK;
 use common::{assert_segments_cover, model, norm_words, real_clip, samples_16k, wer};
 use ctxscribe::{
     Audio, CancelToken, ContextTranscriber, Dictionary, Error, Event, Languages, RunOptions,
     TranscriptionRequest,
 };
-
-const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, \
-                   ask what you can do for your country.";
 
 fn tiny() -> &'static ContextTranscriber {
     static TINY: OnceLock<ContextTranscriber> = OnceLock::new();

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::apps::JFK;
 use common::server::Server;
 use common::*;
 use ctxscribe::context::ContextLayers;
@@ -22,9 +23,6 @@ use ctxscribe::{
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-SECRET-4f9a1c";
-const JFK: &str = "And so my fellow Americans, ask not what your country can do for you, ask \
-                   what you can do for your country.";
-
 // ---------------------------------------------------------------------------------------
 // A fake OpenAI-compatible server: raw HTTP/1.1 on a std TcpListener, keep-alive,
 // one thread per connection, a scripted answer per request.
