@@ -112,10 +112,13 @@ c-test: setup
 ## The engine's Vulkan build on Mesa's CPU Vulkan driver (lavapipe), so the GPU path keeps
 ## working without a GPU: builds `--features server,vulkan` and runs engine tests with
 ## CTXSCRIBE_DEVICE=gpu (a typed error, not a CPU run, if the device cannot start).
+## CTXSCRIBE_NATIVE=1: the CPU beside the GPU gets whisper.cpp's -march=native kernels
+## only, not the eight portable variants (~10 min of compiling on 2 cores that this test
+## never runs); the Vulkan features are a build of their own in target/ either way.
 VULKAN_TESTS ?= the_engine_says_which_device
 test-vulkan: setup
 	VULKAN_SDK=$$(bash scripts/setup-vulkan.sh) && export VULKAN_SDK \
-	  && GGML_VK_VISIBLE_DEVICES=0 CTXSCRIBE_DEVICE=gpu $(CARGO) test --release \
+	  && CTXSCRIBE_NATIVE=1 GGML_VK_VISIBLE_DEVICES=0 CTXSCRIBE_DEVICE=gpu $(CARGO) test --release \
 	  --features server,vulkan --test engine -- $(VULKAN_TESTS)
 
 ## The Python package alone: fresh venv, `pip install .`, stubtest, mypy --strict, pytest.
@@ -151,7 +154,7 @@ fuzz:
 	bash fuzz/run.sh $(FUZZ_SECS)
 
 ## CI's fuzz smoke: every target for 60 s (installs cargo-fuzz from crates.io if missing;
-## the first build compiles whisper.cpp again, ~10 min on 2 cores).
+## the first build compiles whisper.cpp again, for this CPU only).
 fuzz-smoke:
 	bash fuzz/run.sh 60
 

@@ -12,6 +12,8 @@ TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(audio_ingest context_fields multipart_form)
 
 export PATH=$ROOT/target/tools/cargo-fuzz/bin:$PATH
+# The same build as fuzz/run.sh's (whisper.cpp for this CPU only), so nothing is rebuilt.
+export CTXSCRIBE_NATIVE=1
 command -v cargo-fuzz >/dev/null || { echo "minimize: run fuzz/run.sh first" >&2; exit 1; }
 TOOLCHAIN=()
 [ -z "${FUZZ_TOOLCHAIN:-}" ] || TOOLCHAIN=("+$FUZZ_TOOLCHAIN")

@@ -28,6 +28,11 @@ shift || true
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(audio_ingest context_fields multipart_form)
 
+# The targets never run the engine, but the crate links whisper.cpp: build it for this CPU
+# only (whisper-rs-sys's -march=native), not the portable engine's eight kernel variants,
+# which would add ~10 min of compiling on 2 cores to every fresh fuzz/target.
+export CTXSCRIBE_NATIVE=1
+
 TOOLS=$ROOT/target/tools/cargo-fuzz
 if [ ! -x "$TOOLS/bin/cargo-fuzz" ]; then
     cargo install cargo-fuzz --version 0.13.2 --locked --root "$TOOLS"
