@@ -4,7 +4,7 @@
 # Usage: benches/ctxset/synthesize.sh [OUT]      (OUT defaults to target/ctxset in the repo)
 #
 # What is here
-#   tuning.jsonl (t001..), validation.jsonl (v001..): 76 dictation cases each, same fields as
+#   tuning.jsonl (t001..), validation.jsonl (v001..): 88 dictation cases each, same fields as
 #   ../shared/eval/context/cases.jsonl (id, say, reference, terms, messages and/or dictionary,
 #   distractors, languages, voice) plus "class", "language" (de/fr/es cases) and, for the
 #   long-dictionary cases, "dictionary_file". "say" is what the speaker says ("kube control
@@ -18,7 +18,10 @@
 #   mixed-case acronyms (7: macOS, tRPC, cuDNN...), people's names whose spelling does not
 #   follow English letter-to-sound rules (10: Irish, Vietnamese, West African, Indian,
 #   Polish, Chinese, Arabic, Welsh, Maori), drug names (6), German/French/Spanish sentences
-#   with a term (8, "language"/"languages" set), and negatives (11: nothing from the context
+#   with a term (8, "language"/"languages" set; class "foreign"), German/French/Spanish
+#   sentences with names and drugs the voice says by that language's letter-to-sound rules
+#   (12, class "foreign-name": Polish names in German, Nahuatl and Spanish names, French
+#   names, drugs and brands in each), and negatives (11: nothing from the context
 #   is spoken: near-homophones such as "Jason said" with JSON in the dictionary, "the
 #   view" with Vue, "could a" with CUDA, "basil" with Bazel; ordinary words that are also
 #   product names in lower case, such as "nix" with Nix, "notion" with Notion; unrelated

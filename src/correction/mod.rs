@@ -24,8 +24,10 @@
 //!   ([`COMMON_SPAN_THRESHOLD`]: "web page" is not `webpack`, "engine makes" not
 //!   `nginx`);
 //! - short keys (under [`MIN_FUZZY_KEY_LEN`] phones) only match exactly;
-//! - in a transcript that is not English only exact matches apply: the phonetic rules
-//!   are English.
+//! - the keys follow English spelling; in a German, Spanish or French transcript a span
+//!   matches only with the term's own key by that language's spelling (`spellings.rs`:
+//!   "que torolaco" is `ketorolaco` in Spanish); in any other language only the same
+//!   letters match.
 //!
 //! Before that, a word that glues a term to a common word ("Pingaditya",
 //! "OpenDocker-compose.yml") is split in two when its letters are exactly the term's
@@ -41,6 +43,7 @@ pub mod judge;
 pub mod llm; // acceptance of LLM corrections
 mod merge;
 pub mod phonetic;
+mod spellings;
 #[cfg(test)]
 mod tests;
 mod words;
@@ -52,7 +55,10 @@ use crate::context::spoken::is_apostrophe;
 use crate::context::{ContextTerms, Language, TermKind};
 
 use merge::Splice;
-use words::{Token, hyphen_joined, said_leading_symbols, split_said_symbols, tokenize};
+use spellings::{Spelling, key_by};
+use words::{
+    Token, hyphen_joined, said_leading_symbols, split_said_symbols, tokenize, tokenize_by,
+};
 
 use phonetic::{
     ConsonantProfile, PROFILE_UNIT_COST, folded_letters, is_vowel_phone, phonetic_key,
@@ -167,10 +173,11 @@ struct Span {
 /// What a span is matched for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MatchMode {
-    /// Correction, with every guard; phonetic matching only in English.
+    /// Correction, with every guard.
     Correct {
-        /// The transcript is English (or of unknown language).
-        english: bool,
+        /// Phonetic matching, not only exact: the keys follow the transcript's
+        /// spelling conventions (English, or of unknown language; German, Spanish, French).
+        fuzzy: bool,
     },
     /// Loose matching that decides which terms to prompt for.
     Relevance,
@@ -313,12 +320,9 @@ impl Corrector {
             text: text.to_owned(),
             replacements: Vec::new(),
         };
-        let english = language.is_none_or(|l| l.code() == "en");
         let view = split_said_symbols(text);
-        let tokens = tokenize(&view);
+        let (tokens, candidates) = self.strict_candidates(&view, language);
         let protected = self.already_written(&tokens, text);
-        let mode = MatchMode::Correct { english };
-        let candidates = self.candidates(&tokens, mode);
         let chosen = choose(candidates, &protected, &tokens, &self.terms);
         if chosen.is_empty() {
             return unchanged();
@@ -394,7 +398,6 @@ impl Corrector {
         if self.forms.is_empty() || text.is_empty() {
             return Vec::new();
         }
-        let english = language.is_none_or(|l| l.code() == "en");
         let tokens = tokenize(text);
         let protected = self.already_written(&tokens, text);
         let edit = |candidate: &Candidate, source| judge::Edit {
@@ -408,7 +411,7 @@ impl Corrector {
             source,
         };
         let strict = choose(
-            self.candidates(&tokens, MatchMode::Correct { english }),
+            self.strict_candidates(text, language).1,
             &protected,
             &tokens,
             &self.terms,
@@ -447,6 +450,65 @@ impl Corrector {
             }
         }
         edits
+    }
+
+    /// The tokens of `text` and the strict matcher's candidates among them: phonetic keys
+    /// by English spelling in English (or an unknown language), by the language's own in
+    /// German, Spanish and French (`spellings.rs`); exact matches only in any other
+    /// language, whose spelling no rules here read.
+    fn strict_candidates<'t>(
+        &self,
+        text: &'t str,
+        language: Option<Language>,
+    ) -> (Vec<Token<'t>>, Vec<Candidate>) {
+        let spelling = Spelling::of(language);
+        let english = language.is_none_or(|l| l.code() == "en");
+        let mode = MatchMode::Correct {
+            fuzzy: english || spelling != Spelling::English,
+        };
+        let mut tokens = tokenize_by(text, spelling);
+        let candidates = if spelling == Spelling::English {
+            self.candidates(&tokens, mode)
+        } else {
+            // Whisper's vocabulary, which tells a common word, holds few whole words of
+            // these languages ("contrato", "donné" are two tokens each): any word may be
+            // an ordinary one, so every span is guarded as common words are, and only
+            // the term's own key is a match (another spelling of the same sounds). A
+            // nearly equal key is often an ordinary word or the same word in another
+            // language ("gabapentina" said, `gabapentin` in a list of 1000 terms).
+            for token in &mut tokens {
+                token.common = true;
+            }
+            let mut candidates = self.respelled(spelling).candidates(&tokens, mode);
+            candidates.retain(|candidate| candidate.cost <= 0.0);
+            candidates
+        };
+        (tokens, candidates)
+    }
+
+    /// This corrector with its spoken forms keyed by `spelling` (the same terms and
+    /// forms, so candidates name the same terms).
+    fn respelled(&self, spelling: Spelling) -> Corrector {
+        let mut forms = Vec::with_capacity(self.forms.len());
+        let mut buckets: HashMap<u8, Vec<usize>> = HashMap::new();
+        for form in &self.forms {
+            let key = key_by(&form.words, spelling);
+            let Some(&first) = key.first() else {
+                continue;
+            };
+            buckets.entry(bucket(first)).or_default().push(forms.len());
+            forms.push(FormEntry {
+                profile: ConsonantProfile::of(&key),
+                key,
+                ..form.clone()
+            });
+        }
+        Corrector {
+            terms: self.terms.clone(),
+            forms,
+            buckets,
+            max_span_words: self.max_span_words,
+        }
     }
 
     /// The spoken forms of term `term` (an index into this corrector's terms), most
@@ -525,7 +587,7 @@ impl Corrector {
         candidates: &mut Vec<Candidate>,
     ) {
         let relevance = mode == MatchMode::Relevance;
-        let english = mode == MatchMode::Correct { english: true };
+        let fuzzy = mode == MatchMode::Correct { fuzzy: true };
         let (words, key, letters) = (&span_text.words, &span_text.key, &span_text.letters);
         let Some(&first) = key.first() else {
             return;
@@ -575,7 +637,7 @@ impl Corrector {
             } else {
                 MIN_FUZZY_KEY_LEN
             };
-            if !(english || relevance) || key.len() < min_key_len || form.key.len() < min_key_len {
+            if !(fuzzy || relevance) || key.len() < min_key_len || form.key.len() < min_key_len {
                 continue;
             }
             // Cheapest possible cost of the length difference alone.

@@ -171,18 +171,51 @@ fn common_word_may_become_a_plain_word_term_with_the_same_sound() {
 }
 
 #[test]
-fn other_languages_get_exact_matches_only() {
+fn languages_without_spelling_rules_get_exact_matches_only() {
     let c = corrector(&["Kubernetes", "Postgres"], &[]);
-    let german = Language::from_code("de").expect("known");
+    let dutch = Language::from_code("nl").expect("known");
     assert_eq!(
-        c.correct("auf kubernetes im Rechenzentrum", Some(german))
+        c.correct("op kubernetes in het rekencentrum", Some(dutch))
             .text,
-        "auf Kubernetes im Rechenzentrum"
+        "op Kubernetes in het rekencentrum"
     );
     assert_eq!(
-        c.correct("vers Postgresse.", Some(german)).text,
-        "vers Postgresse."
+        c.correct("naar Postgresse.", Some(dutch)).text,
+        "naar Postgresse."
     );
+}
+
+#[test]
+fn german_spanish_and_french_are_matched_by_their_own_spelling() {
+    let language = |code| Language::from_code(code).expect("known");
+    let c = corrector(&["ketorolaco", "Quiroga", "Gauthier", "Ciclosporin"], &[]);
+    // A drug written as two words, as Spanish spells what it heard.
+    assert_eq!(
+        c.correct(
+            "Le recetamos que torolaco para el dolor.",
+            Some(language("es"))
+        )
+        .text,
+        "Le recetamos ketorolaco para el dolor."
+    );
+    assert_eq!(
+        c.correct("Thibault Gautier présentera la démo.", Some(language("fr")))
+            .text,
+        "Thibault Gauthier présentera la démo."
+    );
+    assert_eq!(
+        c.correct("Wir reduzieren Ziklosporin morgen.", Some(language("de")))
+            .text,
+        "Wir reduzieren Ciclosporin morgen."
+    );
+    // Common words of the language stay, however close they sound.
+    for (code, text) in [
+        ("es", "Yo quiero que lo revises hoy."),
+        ("fr", "Il est gauche et pas très doué."),
+        ("de", "Wir sehen uns morgen."),
+    ] {
+        assert_eq!(c.correct(text, Some(language(code))).text, text);
+    }
 }
 
 #[test]

@@ -4,7 +4,8 @@
 use crate::context::mining::is_common_word;
 use crate::context::spoken::{symbol_name, transcript_words};
 
-use super::phonetic::{folded_letters, phonetic_key};
+use super::phonetic::folded_letters;
+use super::spellings::{Spelling, key_by};
 
 /// One transcript word with its outer punctuation split off.
 #[derive(Debug)]
@@ -52,8 +53,13 @@ fn is_trailing_punctuation(c: char) -> bool {
 }
 
 /// Splits a transcript into words with their outer punctuation (and a possessive
-/// `'s`) split off.
+/// `'s`) split off; keys by English spelling.
 pub(super) fn tokenize(text: &str) -> Vec<Token<'_>> {
+    tokenize_by(text, Spelling::English)
+}
+
+/// [`tokenize`] with keys by `spelling`'s conventions (the same tokens).
+pub(super) fn tokenize_by(text: &str, spelling: Spelling) -> Vec<Token<'_>> {
     let mut tokens = Vec::new();
     let mut offset = 0;
     for raw in text.split_inclusive(char::is_whitespace) {
@@ -87,7 +93,7 @@ pub(super) fn tokenize(text: &str) -> Vec<Token<'_>> {
         // Digits are as known as common words: Whisper chose to write the number.
         let common = (core.chars().all(char::is_alphabetic) && is_common_word(core))
             || (!core.is_empty() && core.chars().all(|c| c.is_ascii_digit()));
-        let key = phonetic_key(&words);
+        let key = key_by(&words, spelling);
         let letters = words.iter().flat_map(|w| folded_letters(w)).collect();
         tokens.push(Token {
             core_start,
