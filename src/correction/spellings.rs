@@ -98,8 +98,8 @@ use When::{
     BetweenVowels, End, Start, StartBeforeVowel,
 };
 
-/// German: "sch", "tsch", "ch" (as in "Bach": `h`), Polish "cz" and "sz", "z" and soft "c" said "ts", "w" said
-/// "v", "v" said "f", "j" said "y", "ei" said "eye", "ie" a long i, "eu" "oy", a
+/// German: "sch", "tsch", "ch" (as in "Bach": `h`), Polish "cz" and "sz", "z" and soft
+/// "c" said "ts", "w" said "v", "v" said "f", "j" said "y", "ei" said "eye", "ie" a long i, "eu" "oy", a
 /// lengthening h, final devoicing.
 const GERMAN: &[Rule] = &[
     rule(b"tsch", Anywhere, b"C"),
@@ -211,8 +211,7 @@ const FRENCH: &[Rule] = &[
     rule(b"ui", Anywhere, b"wi"),
     rule(b"en", BeforeNoVowel, b"an"),
     rule(b"em", BeforeNoVowel, b"an"),
-    rule(b"ain", BeforeNoVowel, b"en"),
-    rule(b"ein", BeforeNoVowel, b"en"),
+    // "ain" and "ein" are "en" already: "ai" and "ei" above, then the n.
     rule(b"in", BeforeNoVowel, b"en"),
     rule(b"un", BeforeNoVowel, b"en"),
     rule(b"y", Anywhere, b"i"),
