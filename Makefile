@@ -13,7 +13,7 @@ export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
 PREFIX ?= /usr/local
 
-.PHONY: install wheel setup serve test test-vulkan lint fmt bench bench-contention bench-langid bench-longdict bench-portable eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
+.PHONY: install wheel setup serve test test-vulkan lint fmt bench bench-contention bench-langid bench-longdict bench-ctxlong bench-portable eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -76,6 +76,12 @@ bench-longdict: setup bench-venv
 	bash benches/longdict/synthesize.sh
 	$(CARGO) build --release --features $(FEATURES) --bin ctxscribe
 	python3 benches/longdict/bench.py --fw-python $(FW_VENV)/bin/python
+
+## Long dictation with context (41-66 s, 12-14 sentences, the union of their context):
+## term recall, false insertions, WER and time beside faster-whisper prompted (both halves).
+bench-ctxlong: setup bench-venv
+	bash benches/ctxlong/synthesize.sh
+	$(CARGO) bench --bench speed -- --python $(FW_VENV)/bin/python --runs 1 --sets ctxlong-tuning,ctxlong-validation
 
 ## Latency, real-time factor and WER per clip of ../shared/eval/real (ctxscribe alone).
 eval: setup

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! cargo bench --bench speed -- [--runs N] [--threads N] [--model PATH] [--beam N]
-//!     [--sets 3s,5s,10s,15s,60s,5min,context,ctx-tuning,ctx-validation,real] [--no-fw]
+//!     [--sets 3s,5s,10s,15s,60s,5min,context,ctx-tuning,ctx-validation,ctxlong-tuning,
+//!             ctxlong-validation,real] [--no-fw]
 //!     [--concurrency]
 //!     [--python PATH] [--ct2 DIR] [--fw-compute int8|float32]
 //! ```
@@ -19,7 +20,9 @@
 //! ctxscribe's rendered prompt as `initial_prompt` and searches with 5 beams, its
 //! default); "ctx-tuning" and "ctx-validation" are the two halves of benches/ctxset
 //! (target/ctxset, made by its synthesize.sh), likewise, with p90 latency besides the
-//! median; "real" is every clip of
+//! median; "ctxlong-tuning" and "ctxlong-validation" are long dictations joined from
+//! those halves' English sentences with the union of their context (target/ctxlong, made
+//! by benches/ctxlong/synthesize.sh), likewise; "real" is every clip of
 //! ../shared/eval/real as it is (11 languages, once each: the widest WER comparison).
 //! WER and term recall come from ../shared/eval/score.py (the eval's own normaliser).
 //! With the 5 s set, the cost of a second decode of a window (on the same encoding)
@@ -279,12 +282,14 @@ fn build_sets(
             "60s" => long_set(name, english, 60.0, options.runs.min(3)),
             "5min" => long_set(name, english, 300.0, options.runs.min(2)),
             "context" => context_set(&shared.join("eval/context"), name, options.runs.min(2))?,
-            "ctx-tuning" | "ctx-validation" => {
-                // benches/ctxset/synthesize.sh writes them (make bench runs it).
-                let half = name.trim_start_matches("ctx-");
-                let dir = root.join("target/ctxset").join(half);
+            "ctx-tuning" | "ctx-validation" | "ctxlong-tuning" | "ctxlong-validation" => {
+                // benches/ctxset/synthesize.sh and benches/ctxlong/synthesize.sh write
+                // them (make bench runs the first).
+                let (set, half) = name.split_once('-').unwrap_or((name, ""));
+                let set = if set == "ctx" { "ctxset" } else { set };
+                let dir = root.join("target").join(set).join(half);
                 if !dir.join("cases.jsonl").is_file() {
-                    println!("speed: skipping {name}: run benches/ctxset/synthesize.sh first");
+                    println!("speed: skipping {name}: run benches/{set}/synthesize.sh first");
                     continue;
                 }
                 context_set(&dir, name, 1)?
@@ -306,7 +311,7 @@ fn build_sets(
 /// recall and WER per kind of voice, and the WER of the words outside the terms (what no
 /// term edit can fix).
 fn print_breakdowns(sets: &[Set], out_dir: &Path, fw_ran: bool) {
-    for set in sets.iter().filter(|s| s.name.starts_with("ctx-")) {
+    for set in sets.iter().filter(|s| s.name.starts_with("ctx")) {
         let Some(cases) = &set.cases else { continue };
         let (ctx, fw) = (
             hyps_path(out_dir, set, "ctx"),
