@@ -117,9 +117,11 @@ impl Corrector {
     /// second's terms merged in) when it writes more of the terms and is the same
     /// transcript: between 3/5 and 5/3 of `merged`'s letters and at least half of its
     /// words, and adds no term that is an ordinary word (see the module documentation);
-    /// else `merged`.
+    /// else `merged`. `more_follows`: the speech after `merged`'s last word is
+    /// transcribed elsewhere (the next window), so the words `second` adds after it are
+    /// dropped even where they write a term.
     #[must_use]
-    pub fn prefer_second_pass(&self, merged: &str, second: &str) -> String {
+    pub fn prefer_second_pass(&self, merged: &str, second: &str, more_follows: bool) -> String {
         let written = |text: &str| {
             self.terms
                 .iter()
@@ -161,15 +163,15 @@ impl Corrector {
         if shared * den < merged_words.len() * num {
             return merged.to_owned();
         }
-        self.without_added_ends(merged, second)
+        self.without_added_ends(merged, second, more_follows)
     }
 
     /// `second` without the words it adds before the first word of `merged` or after
-    /// its last, unless they write a term: a prompted decode that runs on past the
-    /// speech ("... with a TTL attribute. Right mid-end") or starts with the prompt.
-    /// The first transcript has no words there, and the prompted one is only the better
-    /// witness of the terms.
-    fn without_added_ends(&self, merged: &str, second: &str) -> String {
+    /// its last, unless they write a term (after the last: unless `more_follows`): a
+    /// prompted decode that runs on past the speech ("... with a TTL attribute. Right
+    /// mid-end") or starts with the prompt. The first transcript has no words there, and
+    /// the prompted one is only the better witness of the terms.
+    fn without_added_ends(&self, merged: &str, second: &str, more_follows: bool) -> String {
         let (ours, theirs) = (tokenize(merged), tokenize(second));
         if ours.is_empty() || ours.len().max(theirs.len()) > MAX_ALIGNED_WORDS {
             return second.to_owned();
@@ -183,7 +185,7 @@ impl Corrector {
             && let Some(first_added) = theirs.get(last.theirs.start)
         {
             let (kept, added) = second.split_at(first_added.core_start);
-            if !self.writes_a_term(added) {
+            if more_follows || !self.writes_a_term(added) {
                 end = kept.trim_end().len();
             }
         }
@@ -585,7 +587,7 @@ mod tests {
     fn prefer(dictionary: &[&str], merged: &str, second: &str) -> String {
         let dictionary = Dictionary::from_terms(dictionary).expect("valid");
         let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
-        Corrector::new(&terms).prefer_second_pass(merged, second)
+        Corrector::new(&terms).prefer_second_pass(merged, second, false)
     }
 
     #[test]
@@ -626,6 +628,14 @@ mod tests {
         // Unless they write a term.
         let second = "Store the orders in DynamoDB with a key. Cosmos DB.";
         assert_eq!(prefer(&["DynamoDB", "Cosmos DB"], merged, second), second);
+        // Where the next window transcribes what follows, the words after the end are
+        // its speech, terms or not: kept, they would be written twice.
+        let dictionary = Dictionary::from_terms(["DynamoDB", "Cosmos DB"]).expect("valid");
+        let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
+        assert_eq!(
+            Corrector::new(&terms).prefer_second_pass(merged, second, true),
+            "Store the orders in DynamoDB with a key."
+        );
     }
 
     #[test]

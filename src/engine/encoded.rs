@@ -11,7 +11,7 @@ use super::decode::{self, DecodeRequest};
 use super::repeats;
 use super::score::score;
 use super::stop::Stop;
-use super::text::window_text;
+use super::text::{text_before, window_text};
 use crate::context::Language;
 use crate::error::Result;
 
@@ -35,6 +35,9 @@ pub struct EncodedWindow<'a> {
     pub(super) trimmed_ctx: Option<i32>,
     pub(super) stop: &'a Stop,
     pub(super) plain_text: String,
+    /// Where in `audio` the next window starts (the plain text's speech end), when the
+    /// window's audio runs on past its plain text; `None` when it ends with it.
+    pub(super) next_window_at: Option<usize>,
 }
 
 impl std::fmt::Debug for EncodedWindow<'_> {
@@ -74,20 +77,32 @@ impl EncodedWindow<'_> {
                 on_segment: None,
             },
         )?;
-        Ok(window_text(
+        Ok(self.text_of(&decoded.tokens))
+    }
+
+    /// The text of `tokens` decoded on this window, without the segments that start
+    /// where the next window does ([`EncodedWindow::next_window_at`]): the plain text
+    /// ended there and the next window decodes the speech after it again. A prompted
+    /// decode hears the whole window and can run on into that speech ("Karris booked
+    /// the big room." at the end of one window and the start of the next); kept, it
+    /// would be written twice.
+    fn text_of(&self, tokens: &[i32]) -> String {
+        let mut timed = Vec::new();
+        let (text, _) = window_text(
             self.model.vocabulary(),
-            &decoded.tokens,
+            tokens,
             self.audio.len(),
-            &mut Vec::new(),
-        )
-        .0)
+            &mut timed,
+        );
+        self.next_window_at
+            .and_then(|next| text_before(&timed, next))
+            .unwrap_or(text)
     }
 
     /// A decode of this window prompted with `prompt`, by whisper.cpp's batched beam
     /// search with `beams` hypotheses ([`DecoderState::search_beams`]), cut where its text
     /// starts repeating or reading itself again from the start.
     fn search_beams(&mut self, prompt: &str, beams: usize, encoder_ctx: i32) -> Result<String> {
-        let vocabulary = self.model.vocabulary();
         let prompt_tokens = self.model.tokenize(prompt)?;
         let search = BeamSearch {
             language: self.language.code(),
@@ -105,7 +120,7 @@ impl EncodedWindow<'_> {
             &search,
             self.encoder_passes,
         )?;
-        let mut text = window_text(vocabulary, &tokens, self.audio.len(), &mut Vec::new()).0;
+        let mut text = self.text_of(&tokens);
         // Read again from its start where the plain decode, which hears the speech end,
         // does not say it twice: the search ran on past the speech.
         if let Some(at) = repeats::restart_offset(&text)
@@ -145,6 +160,10 @@ impl WindowPasses for EncodedWindow<'_> {
 
     fn plain_text(&self) -> &str {
         &self.plain_text
+    }
+
+    fn continues(&self) -> bool {
+        self.next_window_at.is_some()
     }
 
     fn can_score(&self) -> bool {

@@ -138,6 +138,14 @@ pub trait WindowPasses {
     /// The window's plain (unprompted, unbiased unless the request asked) transcript.
     fn plain_text(&self) -> &str;
 
+    /// True when the window's audio runs on past its plain text and the next window
+    /// decodes that speech again: words a pass writes after the plain text's last word
+    /// belong to the next window (the embedded engine; a remote provider's one window
+    /// is the whole signal).
+    fn continues(&self) -> bool {
+        false
+    }
+
     /// True when [`WindowPasses::score`] can score (the embedded engine).
     fn can_score(&self) -> bool {
         false

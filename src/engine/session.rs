@@ -71,8 +71,9 @@ struct Piecing {
     start: usize,
     /// Pieces decoded after the first.
     continuations: usize,
-    /// Where the piece's timed text ends (samples of the piece), if timed.
-    speech_end: Option<usize>,
+    /// Where the piece's timed text ends (samples of the piece) when at least
+    /// [`MIN_UNDECODED_TAIL_SECS`] of the piece follow it: the next piece starts there.
+    next_window_at: Option<usize>,
 }
 
 /// Moves [`Run::timed`], decoded from `window`'s samples `offset..`, to
@@ -176,7 +177,7 @@ impl<'e> WhisperSession<'e> {
             index: self.next,
             start: 0,
             continuations: 0,
-            speech_end: None,
+            next_window_at: None,
         });
         self.next += 1;
         Ok(true)
@@ -208,7 +209,11 @@ impl EngineSession for WhisperSession<'_> {
             &self.request,
             watch,
         )?;
-        current.speech_end = plain.speech_end;
+        let min_tail = windows::secs_to_samples(MIN_UNDECODED_TAIL_SECS);
+        let next_window_at = plain
+            .speech_end
+            .filter(|&end| piece.len().saturating_sub(end) >= min_tail);
+        current.next_window_at = next_window_at;
         Ok(Some(Box::new(EncodedWindow {
             model: &engine.model,
             threads: engine.threads,
@@ -220,6 +225,7 @@ impl EngineSession for WhisperSession<'_> {
             trimmed_ctx: trimmed_encoder_ctx(piece.len()),
             stop: self.request.stop,
             plain_text: plain.plain_text,
+            next_window_at,
         })))
     }
 
@@ -233,12 +239,7 @@ impl EngineSession for WhisperSession<'_> {
         let closed = self.run.segments.len();
         place_timed(&mut self.run, &current.window, current.start);
         let segments = self.run.segments[closed..].to_vec();
-        let piece_len = current.audio.len() - current.start;
-        let min_tail = windows::secs_to_samples(MIN_UNDECODED_TAIL_SECS);
-        if let Some(end) = current
-            .speech_end
-            .filter(|&end| piece_len.saturating_sub(end) >= min_tail)
-        {
+        if let Some(end) = current.next_window_at {
             current.start += end;
             let left = current.window.rest_from(current.start);
             if let Some(next) = self.plan.get(current.index + 1)

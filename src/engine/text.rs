@@ -55,6 +55,27 @@ pub(super) fn window_text(
     (normalise_whitespace(&text), speech_end)
 }
 
+/// A segment that starts this close before the next window (seconds), or later, is that
+/// window's speech: the plain decode's last segment ended there, and the next sentence
+/// starts after a pause.
+const NEXT_WINDOW_SLACK_SECS: f64 = 0.3;
+
+/// The text of the `timed` segments (samples of a window, text) that start before
+/// `next` (where the next window starts, less [`NEXT_WINDOW_SLACK_SECS`]); `None` when
+/// every segment does (the text is whole).
+pub(super) fn text_before(timed: &[(Range<usize>, String)], next: usize) -> Option<String> {
+    let from = next.saturating_sub(windows::secs_to_samples(NEXT_WINDOW_SLACK_SECS));
+    if timed.iter().all(|(range, _)| range.start < from) {
+        return None;
+    }
+    let kept: Vec<&str> = timed
+        .iter()
+        .filter(|(range, _)| range.start < from)
+        .map(|(_, piece)| piece.as_str())
+        .collect();
+    Some(normalise_whitespace(&kept.join(" ")))
+}
+
 /// Whether a segment of text `piece` lasting `steps` timestamp steps copies the segment
 /// before it (`before`, lasting `before_steps`): the same words in less than half the
 /// time. Said again, the same words take about as long; written again in a fraction of
@@ -109,6 +130,37 @@ pub(super) fn normalise_whitespace(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn segments_from_where_the_next_window_starts_are_cut() {
+        let secs = |s: f64| windows::secs_to_samples(s);
+        let timed = vec![
+            (
+                secs(0.0)..secs(3.0),
+                "Karris booked the big room.".to_owned(),
+            ),
+            (
+                secs(3.6)..secs(6.0),
+                "Refer the patient to Dr. Adebayo.".to_owned(),
+            ),
+            (
+                secs(6.8)..secs(9.0),
+                "Start apixaban twice daily.".to_owned(),
+            ),
+        ];
+        // The plain text ended at 6.0 s: the third sentence is the next window's.
+        assert_eq!(
+            text_before(&timed, secs(6.0)).as_deref(),
+            Some("Karris booked the big room. Refer the patient to Dr. Adebayo.")
+        );
+        // A segment starting just before the plain text's end is the next window's too.
+        assert_eq!(
+            text_before(&timed, secs(6.9)).as_deref(),
+            Some("Karris booked the big room. Refer the patient to Dr. Adebayo.")
+        );
+        assert_eq!(text_before(&timed, secs(9.5)), None, "all before: whole");
+        assert_eq!(text_before(&timed, 0).as_deref(), Some(""));
+    }
 
     #[test]
     fn only_segments_starting_in_the_trailing_pad_are_past_the_speech() {

@@ -246,7 +246,7 @@ impl<'a> WindowPolicy<'a> {
         }
         let all: Vec<usize> = (0..terms.len()).collect();
         let merged = corrector.merge_second_pass(text, &second, &all);
-        Ok(corrector.prefer_second_pass(&merged, &second))
+        Ok(corrector.prefer_second_pass(&merged, &second, window.continues()))
     }
 
     /// The decode-time bias towards `terms`' written forms, weighted by origin (`None`
