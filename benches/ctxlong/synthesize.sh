@@ -14,7 +14,8 @@
 # (each distinct message once, system messages first), "distractors" the union of theirs
 # less the dictation's terms, "languages" absent (detected), "voice" one of
 # kokoro:NAME (Kokoro-82M, ../kokoro-setup.sh) or espeak:VOICE (espeak-ng at 150 wpm),
-# "cases" the ctxset ids it joins. Sentences are joined with 0.6 s pauses.
+# "cases" the ctxset ids it joins. Sentences are joined with 0.6 s pauses
+# (../dictation_tts.py, as for benches/longdict).
 # Output (idempotent): OUT/{tuning,validation}/{cases.jsonl,audio/<id>.wav}, 16 kHz mono
 # 16-bit, 0.3 s of silence at both ends. Scored like the ctxset: `--sets
 # ctxlong-tuning,ctxlong-validation` of the speed bench, or the eval bench with
@@ -31,40 +32,18 @@ command -v espeak-ng >/dev/null || { echo "ctxlong: espeak-ng is required" >&2; 
 source "$here/../kokoro-setup.sh"
 setup_kokoro || { echo "ctxlong: Kokoro could not be set up (see above)" >&2; exit 1; }
 export OMP_NUM_THREADS=1
-"$venv/bin/python" - "$root/benches/ctxset" "$out" "$venv/kokoro" <<'PY'
-import json, os, subprocess, sys, tempfile, wave
+"$venv/bin/python" - "$root/benches" "$out" "$venv/kokoro" <<'PY'
+import json, os, sys
+
 import numpy as np
-from scipy.signal import resample_poly
 
-ctxset, out, kdir = sys.argv[1:4]
-SR = 16000
+benches, out, kdir = sys.argv[1:4]
+sys.path.insert(0, benches)
+from dictation_tts import dictation  # noqa: E402
+
 DICTATIONS = 5
-KOKORO = ["af_heart", "bm_george", "af_bella", "am_michael", "bf_emma", "bm_lewis"]
-ESPEAK = ["en-us", "en-gb", "en-us+m3", "en+f2", "en-us+f4", "en-gb"]
-kokoro = None
-
-
-def espeak(voice, text):
-    with tempfile.NamedTemporaryFile(suffix=".wav") as tmp:
-        subprocess.run(["espeak-ng", "-v", voice, "-s", "150", "-w", tmp.name, text], check=True)
-        with wave.open(tmp.name) as w:
-            rate = w.getframerate()
-            a = np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.float32) / 32768
-    return resample_poly(a, SR // 1000, rate // 1000)
-
-
-def kokoro_speak(voice, text):
-    global kokoro
-    if kokoro is None:
-        import onnxruntime as rt
-        from kokoro_onnx import Kokoro
-        so = rt.SessionOptions()
-        so.intra_op_num_threads, so.inter_op_num_threads = 1, 1
-        sess = rt.InferenceSession(os.path.join(kdir, "kokoro.onnx"), so,
-                                   providers=["CPUExecutionProvider"])
-        kokoro = Kokoro.from_session(sess, os.path.join(kdir, "voices.npz"))
-    audio, rate = kokoro.create(text, voice=voice, lang="en-gb" if voice[0] == "b" else "en-us")
-    return resample_poly(np.asarray(audio, np.float32), SR // 1000, rate // 1000)
+KOKORO = ["af_heart", "bm_george", "af_bella", "am_michael", "bf_emma"]
+ESPEAK = ["en-us", "en-gb", "en-us+m3", "en+f2", "en-us+f4"]
 
 
 def unique(items):
@@ -77,7 +56,7 @@ def unique(items):
     return kept
 
 
-def dictation(cases, ident, voice):
+def joined(cases, ident, voice):
     terms = unique(t for c in cases for t in c.get("terms", []))
     messages = unique(m for c in cases for m in c.get("messages", []))
     messages.sort(key=lambda m: m["role"] != "system")
@@ -97,7 +76,7 @@ def dictation(cases, ident, voice):
 
 
 for half in ("tuning", "validation"):
-    english = [c for c in map(json.loads, open(os.path.join(ctxset, f"{half}.jsonl")))
+    english = [c for c in map(json.loads, open(os.path.join(benches, "ctxset", f"{half}.jsonl")))
                if not c.get("languages") and not c.get("language")
                and "dictionary_file" not in c]
     bounds = np.linspace(0, len(english), DICTATIONS + 1).round().astype(int)
@@ -107,25 +86,9 @@ for half in ("tuning", "validation"):
     for n in range(DICTATIONS):
         part = english[bounds[n]:bounds[n + 1]]
         for engine, name in (("kokoro", KOKORO[n]), ("espeak", ESPEAK[n])):
-            case = dictation(part, f"{half[0]}{n + 1}_{engine}", f"{engine}:{name}")
+            case = joined(part, f"{half[0]}{n + 1}_{engine}", f"{engine}:{name}")
             path = os.path.join(audio, f"{case['id']}.wav")
-            sentences = [c["say"] for c in part]
-            key = json.dumps([case["voice"], sentences])
-            stamp = path + ".key"
-            if not (os.path.exists(path) and os.path.exists(stamp) and open(stamp).read() == key):
-                pause = np.zeros(int(0.6 * SR), np.float32)
-                parts = [np.zeros(int(0.3 * SR), np.float32)]
-                for s in sentences:
-                    parts += [(kokoro_speak if engine == "kokoro" else espeak)(name, s), pause]
-                parts[-1] = np.zeros(int(0.3 * SR), np.float32)
-                pcm = np.clip(np.concatenate(parts), -1, 1)
-                with wave.open(path + ".tmp", "wb") as w:
-                    w.setnchannels(1); w.setsampwidth(2); w.setframerate(SR)
-                    w.writeframes((pcm * 32767).round().astype("<i2").tobytes())
-                os.replace(path + ".tmp", path)
-                open(stamp, "w").write(key)
-            with wave.open(path) as w:
-                durs.append(w.getnframes() / SR)
+            durs.append(dictation(path, case["voice"], [c["say"] for c in part], kdir, 150))
             written.append(case)
     with open(os.path.join(out, half, "cases.jsonl"), "w") as f:
         for case in written:
