@@ -585,9 +585,19 @@ mod tests {
     }
 
     fn prefer(dictionary: &[&str], merged: &str, second: &str) -> String {
+        prefer_in_window(dictionary, merged, second, false)
+    }
+
+    /// [`prefer`] in a window that `more_follows` (or not).
+    fn prefer_in_window(
+        dictionary: &[&str],
+        merged: &str,
+        second: &str,
+        more_follows: bool,
+    ) -> String {
         let dictionary = Dictionary::from_terms(dictionary).expect("valid");
         let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
-        Corrector::new(&terms).prefer_second_pass(merged, second, false)
+        Corrector::new(&terms).prefer_second_pass(merged, second, more_follows)
     }
 
     #[test]
@@ -630,10 +640,8 @@ mod tests {
         assert_eq!(prefer(&["DynamoDB", "Cosmos DB"], merged, second), second);
         // Where the next window transcribes what follows, the words after the end are
         // its speech, terms or not: kept, they would be written twice.
-        let dictionary = Dictionary::from_terms(["DynamoDB", "Cosmos DB"]).expect("valid");
-        let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
         assert_eq!(
-            Corrector::new(&terms).prefer_second_pass(merged, second, true),
+            prefer_in_window(&["DynamoDB", "Cosmos DB"], merged, second, true),
             "Store the orders in DynamoDB with a key."
         );
     }

@@ -99,8 +99,8 @@ use When::{
 };
 
 /// German: "sch", "tsch", "ch" (as in "Bach": `h`), Polish "cz" and "sz", "z" and soft
-/// "c" said "ts", "w" said "v", "v" said "f", "j" said "y", "ei" said "eye", "ie" a long i, "eu" "oy", a
-/// lengthening h, final devoicing.
+/// "c" said "ts", "w" said "v", "v" said "f", "j" said "y", "ei" said "eye", "ie" a long
+/// i, "eu" "oy", a lengthening h, final devoicing.
 const GERMAN: &[Rule] = &[
     rule(b"tsch", Anywhere, b"C"),
     rule(b"sch", Anywhere, b"S"),
