@@ -822,3 +822,43 @@ fn a_clip_cut_mid_sentence_is_not_read_again_and_again() {
         }
     }
 }
+
+/// A prompted pass over a window has the window's plain decode as its draft: the decoder
+/// checks several of the draft's tokens in one run and keeps those a decode token by
+/// token writes. Prompted with nothing, the pass writes the plain text again, in a
+/// fraction of the plain decode's runs (one run per token).
+#[test]
+fn a_prompted_pass_checks_its_draft_several_tokens_a_run_and_writes_the_same_text() {
+    use ctxscribe::engine::EngineSession;
+    let clip = real_clip("en_whisper_jfk");
+    let engine = base_engine(2, false);
+    let samples = samples_16k(&clip.path);
+    let languages = Languages::One(lang("en"));
+    let request = EngineRequest {
+        samples: &samples,
+        languages: &languages,
+        prompt: "",
+        stop: &Stop::NEVER,
+        bias: None,
+        sentence_case: false,
+    };
+    let (plain, prompted, plain_runs, prompted_runs) = engine.on_engine_threads(|| {
+        let mut session = engine.session(&request).expect("a session");
+        let before = engine.decoder_runs();
+        let mut window = session
+            .next_window(&mut |_: &str| {})
+            .expect("decodes")
+            .expect("one window");
+        let plain_runs = engine.decoder_runs() - before;
+        let plain = window.plain_text().to_owned();
+        let before = engine.decoder_runs();
+        let prompted = window.decode_prompted("", None).expect("decodes");
+        (plain, prompted, plain_runs, engine.decoder_runs() - before)
+    });
+    assert_eq!(words(&plain), words(JFK));
+    assert_eq!(prompted, plain);
+    assert!(
+        prompted_runs * 4 <= plain_runs,
+        "{prompted_runs} decoder runs for the pass, {plain_runs} for the plain decode"
+    );
+}

@@ -39,6 +39,10 @@ pub(crate) struct DecodeRequest<'a> {
     /// Told of each segment the first, greedy (temperature-0) attempt closes
     /// ([`report_segment`]); [`fall_back`]'s attempts ignore it.
     pub(crate) on_segment: Option<SegmentHook<'a>>,
+    /// Transcript tokens this decode likely writes again, checked several at a time
+    /// ([`super::draft`]): another decode of the same window. The text is the same
+    /// with or without it.
+    pub(crate) draft: Option<&'a [i32]>,
 }
 
 /// Gets an attempt's transcript tokens so far each time a timestamp closes a segment.

@@ -2,14 +2,17 @@
 //! state and the VAD. With `kernels.rs` and `device.rs` (which ask ggml for its CPU
 //! kernels and devices before a model loads), the only module of the core crate with
 //! `unsafe`; everything above it (encoding, detection, decoding, scoring) is safe Rust
-//! over four operations:
-//! [`DecoderState::encode`], [`DecoderState::logits_after`],
-//! [`DecoderState::search_beams`] and [`Model::speech_regions`].
+//! over five operations:
+//! [`DecoderState::encode`], [`DecoderState::logits_after`] (with
+//! [`DecoderState::decode_ahead`], which checks a draft of several tokens in one decoder
+//! run), [`DecoderState::search_beams`] and [`Model::speech_regions`].
 
 use std::ffi::c_void;
 use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use whisper_rs::whisper_rs_sys as sys;
 use whisper_rs::{
@@ -146,8 +149,8 @@ impl Model {
             .map_err(|e| Error::invalid("prompt", format!("cannot tokenize context: {e}")))
     }
 
-    /// A fresh encoder/decoder state.
-    pub(crate) fn new_state(&self) -> Result<DecoderState> {
+    /// A fresh encoder/decoder state, counting its decoder runs in `runs`.
+    pub(crate) fn new_state(&self, runs: &Arc<AtomicUsize>) -> Result<DecoderState> {
         let state = self
             .context
             .create_state()
@@ -160,6 +163,9 @@ impl Model {
             n_vocab: self.vocabulary.n_vocab(),
             encoded: false,
             cached: Vec::new(),
+            rows: 0..0,
+            rows_from: 0,
+            runs: Arc::clone(runs),
             n_text_ctx: usize::try_from(self.context.n_text_ctx()).unwrap_or(0),
         })
     }
@@ -241,8 +247,27 @@ pub(crate) struct DecoderState {
     encoded: bool,
     /// The tokens whose keys and values the decoder's KV cache holds, in order.
     cached: Vec<i32>,
+    /// The positions of `cached` whose logits rows (the logits of the token after
+    /// `cached[..=position]`) the last decoder run left in whisper.cpp's buffer.
+    rows: Range<usize>,
+    /// The position of the buffer's first row (the last run's first token).
+    rows_from: usize,
+    /// The engine's count of decoder runs.
+    runs: Arc<AtomicUsize>,
     /// Positions the decoder has (Whisper: 448).
     n_text_ctx: usize,
+}
+
+/// True when whisper.cpp was built able to copy out every decoded token's logits
+/// (`whisper-all-logits.cmake`): [`DecoderState::decode_ahead`] checks a draft in one
+/// decoder run. Otherwise it does nothing and decodes go token by token.
+pub(crate) const CHECKS_DRAFTS: bool = cfg!(whisper_all_logits);
+
+#[cfg(whisper_all_logits)]
+unsafe extern "C" {
+    /// Makes the calling thread's next decoder runs copy out every token's logits row
+    /// (`on`), or only the last token's, as whisper.cpp does by default.
+    fn ctxscribe_whisper_all_logits(on: bool);
 }
 
 impl std::fmt::Debug for DecoderState {
@@ -370,6 +395,7 @@ impl DecoderState {
     pub(crate) fn encode(&mut self, audio: &[f32], encoder_ctx: i32, threads: usize) -> Result<()> {
         self.encoded = false;
         self.cached.clear();
+        self.rows = 0..0;
         if audio.is_empty() {
             return Err(failed("encoder", "no audio to encode"));
         }
@@ -478,12 +504,48 @@ impl DecoderState {
     /// encoding. Only the part of `sequence` the KV cache does not already hold is
     /// decoded: the longest prefix shared with the previous call is reused, so decoding
     /// token by token, or scoring several continuations of one prefix, costs one decoder
-    /// run per new token.
+    /// run per new token. A row the last decoder run left (the last token's, or every
+    /// token's after [`Self::decode_ahead`]) is returned without a run.
     pub(crate) fn logits_after(&mut self, sequence: &[i32], threads: usize) -> Result<&[f32]> {
+        if !self.has_row(sequence) {
+            self.run(sequence, &[], threads)?;
+        }
+        self.row(sequence.len() - 1)
+    }
+
+    /// True when the last decoder run left the logits row after `sequence`.
+    pub(crate) fn has_row(&self, sequence: &[i32]) -> bool {
+        !sequence.is_empty()
+            && self.rows.contains(&(sequence.len() - 1))
+            && self.cached.starts_with(sequence)
+    }
+
+    /// Decodes `sequence` and then `draft` in one decoder run, keeping every new
+    /// token's logits row (where whisper.cpp can copy them out: [`CHECKS_DRAFTS`]):
+    /// [`Self::logits_after`] then returns the rows after `sequence` and after each of
+    /// `draft`'s tokens that a decode writes in turn, without a run of its own. Checking
+    /// 8 draft tokens costs about two single-token runs (measured in docs/engine.md). A
+    /// draft longer than the decoder's context left is cut.
+    pub(crate) fn decode_ahead(
+        &mut self,
+        sequence: &[i32],
+        draft: &[i32],
+        threads: usize,
+    ) -> Result<()> {
+        if !CHECKS_DRAFTS || draft.is_empty() {
+            return Ok(());
+        }
+        let room = self.n_text_ctx.saturating_sub(sequence.len());
+        self.run(sequence, &draft[..draft.len().min(room)], threads)
+    }
+
+    /// One decoder run over what of `sequence` + `draft` the KV cache lacks (at least
+    /// `sequence`'s last token), every row copied out when `draft` is not empty.
+    fn run(&mut self, sequence: &[i32], draft: &[i32], threads: usize) -> Result<()> {
         if !self.encoded {
             return Err(failed("decoder", "decode before encode"));
         }
-        if sequence.is_empty() || sequence.len() > self.n_text_ctx {
+        if sequence.is_empty() || sequence.len() + draft.len() > self.n_text_ctx {
             return Err(failed(
                 "decoder",
                 "token sequence out of the decoder's context",
@@ -495,32 +557,61 @@ impl DecoderState {
             .zip(sequence)
             .take_while(|(a, b)| a == b)
             .count();
-        // The last token is always decoded: its logits are the ones wanted.
+        // `sequence`'s last token is always decoded: its logits are the ones wanted.
         let n_past = shared.min(sequence.len() - 1);
         self.cached.truncate(n_past);
-        let new = &sequence[n_past..];
-        self.state
-            .decode(new, n_past, threads)
-            .map_err(|e| failed("decoder", e))?;
-        self.cached.extend_from_slice(new);
+        self.rows = 0..0;
+        let mut new = sequence[n_past..].to_vec();
+        new.extend_from_slice(draft);
+        let every_row = !draft.is_empty();
+        #[cfg(whisper_all_logits)]
+        // SAFETY: the function sets a thread-local flag of the patched whisper.cpp; the
+        // decode below runs its batch preparation on this thread, and the flag is set
+        // back before anything else decodes here.
+        unsafe {
+            ctxscribe_whisper_all_logits(every_row);
+        }
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        let decoded = self.state.decode(&new, n_past, threads);
+        #[cfg(whisper_all_logits)]
+        // SAFETY: as above; whisper.cpp's default again.
+        unsafe {
+            ctxscribe_whisper_all_logits(false);
+        }
+        decoded.map_err(|e| failed("decoder", e))?;
+        self.cached.extend_from_slice(&new);
+        self.rows_from = n_past;
+        let first_filled = if every_row {
+            n_past
+        } else {
+            self.cached.len() - 1
+        };
+        self.rows = first_filled..self.cached.len();
+        Ok(())
+    }
+
+    /// The logits row after `cached[..=position]`, which [`Self::rows`] holds.
+    fn row(&self, position: usize) -> Result<&[f32]> {
+        if !self.rows.contains(&position) {
+            return Err(failed("logits", "no logits row for this position"));
+        }
         let first_row = self.state.get_logits().map_err(|e| failed("logits", e))?;
         if first_row.len() != self.n_vocab {
             return Err(failed("logits", "unexpected logits length"));
         }
-        let row = new.len() - 1;
-        if row == 0 {
-            return Ok(first_row);
-        }
-        // SAFETY: after a decode of n tokens, whisper.cpp's logits buffer (the one
+        let index = position - self.rows_from;
+        // SAFETY: after a decoder run over n tokens, whisper.cpp's logits buffer (the one
         // `whisper_get_logits_from_state` points to, whose first row `get_logits`
         // returns) holds n * n_vocab floats (`logits_out.resize(n_tokens*n_vocab)` in
-        // `whisper_decode_internal`), and the row of the last token is filled
-        // (`whisper_batch_prep_legacy` marks it). The slice borrows `self`, so no other
-        // decode can resize the buffer while it lives.
-        let last_row = unsafe {
-            std::slice::from_raw_parts(first_row.as_ptr().add(row * self.n_vocab), self.n_vocab)
+        // `whisper_decode_internal`); the run's token i is at position `rows_from + i`,
+        // and `rows` lists the positions whose rows it copied out (the last token's,
+        // marked by `whisper_batch_prep_legacy`, or every token's with the all-logits
+        // flag), so `index < n`. The slice borrows `self`, so no other run can resize
+        // the buffer while it lives.
+        let row = unsafe {
+            std::slice::from_raw_parts(first_row.as_ptr().add(index * self.n_vocab), self.n_vocab)
         };
-        Ok(last_row)
+        Ok(row)
     }
 }
 

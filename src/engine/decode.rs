@@ -15,6 +15,9 @@
 //!   the decode returns to that step and picks without the bonus (sherpa-onnx's context
 //!   graph withdraws such bonuses from a beam's score; a greedy decoder withdraws the
 //!   choice).
+//! - A decode with a draft (another decode of the window: [`super::draft`]) has the
+//!   decoder check several of the draft's next tokens in one run and picks from the rows
+//!   that run left, as it would token by token: the same text in fewer runs.
 //! - The greedy temperature-0 attempt of an unbiased decode can report each segment as
 //!   a timestamp closes it ([`SegmentHook`]), while its text so far passes the checks
 //!   above: the caller can show it before the window is final.
@@ -23,8 +26,9 @@ use super::attempt::{AttemptSetup, Searched, ends_the_audio};
 pub(crate) use super::attempt::{DecodeRequest, SegmentHook};
 use super::beam;
 use super::biasing::{MatchStatus, TermBias};
-use super::binding::DecoderState;
+use super::binding::{CHECKS_DRAFTS, DecoderState};
 use super::casing;
+use super::draft::Lookahead;
 use super::logits::{self, SplitMix64, StepRules};
 use super::repeats::{MAX_COMPRESSION_RATIO, compression_ratio, loop_start, repeat_start};
 use super::tokens::Vocabulary;
@@ -135,8 +139,12 @@ pub(crate) fn fall_back(
     first: Decoded,
 ) -> Result<Decoded> {
     // The later attempts' segments are not shown: they replace text already shown.
+    // Their draft, without another, is the first attempt: sampling at a low temperature
+    // mostly writes its tokens again.
+    let first_tokens = first.tokens.clone();
     let request = &DecodeRequest {
         on_segment: None,
+        draft: request.draft.or(Some(&first_tokens)),
         ..*request
     };
     let mut decoded = first;
@@ -349,10 +357,13 @@ fn sample_or_pick(
     let mut logprobs: Vec<f32> = Vec::new();
     let mut withdrawals = Withdrawals::default();
     let mut scratch = Vec::new();
-    let mut over_budget = false;
-    let mut end_logprob = 0.0;
+    let (mut over_budget, mut end_logprob) = (false, 0.0);
+    let mut lookahead = request.draft.filter(|_| CHECKS_DRAFTS).map(Lookahead::new);
     loop {
         request.stop.check()?;
+        if let Some(lookahead) = &mut lookahead {
+            lookahead.check_ahead(state, vocabulary, &sequence, prefix.len(), threads)?;
+        }
         let generated = &sequence[prefix.len()..];
         let mut row = state.logits_after(&sequence, threads)?.to_vec();
         logits::apply_rules(&mut row, generated, vocabulary, rules);
@@ -378,8 +389,7 @@ fn sample_or_pick(
         {
             withdrawals.chosen_by_bonus(bias, vocabulary, generated, token);
         }
-        let at_audio_end = ends_the_audio(vocabulary, request, token);
-        if at_audio_end {
+        if ends_the_audio(vocabulary, request, token) {
             sequence.push(token);
             logprobs.push(logprob);
             break;

@@ -35,6 +35,10 @@ pub struct EncodedWindow<'a> {
     pub(super) trimmed_ctx: Option<i32>,
     pub(super) stop: &'a Stop,
     pub(super) plain_text: String,
+    /// The transcript tokens of the window's last decode (at first the plain one): the
+    /// draft of the next prompted decode ([`super::draft`]), which mostly writes them
+    /// again; a pass prompted with the terms after another writes them where it did.
+    pub(super) draft: Vec<i32>,
     /// Where in `audio` the next window starts (the plain text's speech end), when the
     /// window's audio runs on past its plain text; `None` when it ends with it.
     pub(super) next_window_at: Option<usize>,
@@ -75,8 +79,13 @@ impl EncodedWindow<'_> {
                 stop_at_repeat: true,
                 sentence_case: false,
                 on_segment: None,
+                draft: Some(&self.draft),
             },
         )?;
+        // A decode that lost much of the speech (a copy of the prompt) is no draft.
+        if !decoded.is_loop() && decoded.tokens.len() * 2 >= self.draft.len() {
+            self.draft.clone_from(&decoded.tokens);
+        }
         Ok(self.text_of(&decoded.tokens))
     }
 

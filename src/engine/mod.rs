@@ -21,6 +21,7 @@ mod casing;
 mod decode;
 mod detect;
 mod device;
+mod draft;
 mod encoded;
 mod kernels;
 mod logits;

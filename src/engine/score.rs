@@ -1,7 +1,8 @@
 //! Teacher-forced scoring: the model's own log-probabilities of given token sequences
 //! after a given prefix, on an existing encoding. Continuations share the prefix's KV
 //! cache ([`DecoderState::logits_after`]), so scoring several candidates for one span
-//! costs one decoder run per token of each candidate, not per token of the transcript.
+//! costs one decoder run per candidate (its tokens checked together:
+//! [`DecoderState::decode_ahead`]), not per token of the transcript.
 
 use super::binding::DecoderState;
 use super::logits;
@@ -42,6 +43,9 @@ pub(crate) fn score(
     }
     let mut sequence = prefix.to_vec();
     let mut scores = Vec::with_capacity(continuation.len());
+    // Every row wanted in one decoder run where whisper.cpp copies them all out: the
+    // continuation is its own draft.
+    state.decode_ahead(prefix, &continuation[..continuation.len() - 1], threads)?;
     for &token in continuation {
         let row = state.logits_after(&sequence, threads)?;
         let total = logits::log_sum_exp(row);

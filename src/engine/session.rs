@@ -195,7 +195,11 @@ impl EngineSession for WhisperSession<'_> {
         let engine = self.engine;
         let state = match &mut self.state {
             Some(state) => state,
-            empty => empty.insert(engine.states.take_or(|| engine.model.new_state())?),
+            empty => empty.insert(
+                engine
+                    .states
+                    .take_or(|| engine.model.new_state(&engine.decoder_runs))?,
+            ),
         };
         let Some(current) = self.current.as_mut() else {
             return Ok(None);
@@ -225,6 +229,7 @@ impl EngineSession for WhisperSession<'_> {
             trimmed_ctx: trimmed_encoder_ctx(piece.len()),
             stop: self.request.stop,
             plain_text: plain.plain_text,
+            draft: plain.tokens,
             next_window_at,
         })))
     }

@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::ops::Range;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::biasing::{BiasPhrase, BiasStrength, TermBias};
@@ -62,6 +63,9 @@ pub struct WhisperEngine {
     decoding: Decoding,
     /// Encoder passes so far (for tests and benchmarks: one per window is the goal).
     pub(super) encoder_passes: AtomicUsize,
+    /// Decoder runs so far, shared with every state of the pool (for tests and
+    /// benchmarks).
+    pub(super) decoder_runs: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for WhisperEngine {
@@ -97,6 +101,7 @@ impl WhisperEngine {
             threads,
             decoding: config.decoding,
             encoder_passes: AtomicUsize::new(0),
+            decoder_runs: Arc::new(AtomicUsize::new(0)),
         })
     }
 
@@ -128,6 +133,13 @@ impl WhisperEngine {
     #[must_use]
     pub fn encoder_passes(&self) -> usize {
         self.encoder_passes.load(Ordering::Relaxed)
+    }
+
+    /// Decoder runs this engine has made since it was loaded (a run decodes one token,
+    /// or checks several of a draft).
+    #[must_use]
+    pub fn decoder_runs(&self) -> usize {
+        self.decoder_runs.load(Ordering::Relaxed)
     }
 
     /// Tokenizes `text` with the model's vocabulary (whisper.cpp's greedy tokenizer).
@@ -228,6 +240,7 @@ impl WhisperEngine {
                 && context_prompt.is_empty()
                 && casing::applies_to(language),
             on_segment,
+            draft: None,
         };
         let vocabulary = self.model.vocabulary();
         let carried = context_prompt.is_empty() && !run.carry.is_empty();
@@ -276,6 +289,7 @@ impl WhisperEngine {
             language,
             plain_text,
             speech_end,
+            tokens: decoded.tokens,
         })
     }
 
@@ -423,6 +437,7 @@ impl WhisperEngine {
                 stop_at_repeat: false,
                 sentence_case: false,
                 on_segment: None,
+                draft: None,
             };
             let decoded = decode::first_attempt(state, vocabulary, &request)?;
             Ok((!decoded.is_loop()).then_some(decoded.avg_logprob))
@@ -482,6 +497,8 @@ pub(super) struct PlainWindow {
     pub(super) plain_text: String,
     /// Where its timed text ends (samples of the window), if timed.
     pub(super) speech_end: Option<usize>,
+    /// Its transcript tokens (text and timestamps).
+    pub(super) tokens: Vec<i32>,
 }
 
 /// What a transcription carries from one window to the next.
