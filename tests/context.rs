@@ -471,12 +471,8 @@ fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
             cancel: None,
         };
         let request = EngineRequest {
-            samples: &samples,
-            languages: &languages,
-            prompt: "",
             stop: &stop,
-            bias: None,
-            sentence_case: true,
+            ..plain_request(&samples, &languages)
         };
         let mut searched = None;
         // What the engine makes of the window afterwards does not matter here.
@@ -511,14 +507,7 @@ fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
 fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
     let (engine, samples) = base_engine_and_jfk();
     let languages = Languages::Auto;
-    let request = EngineRequest {
-        samples: &samples,
-        languages: &languages,
-        prompt: "",
-        stop: &Stop::NEVER,
-        bias: None,
-        sentence_case: true,
-    };
+    let request = plain_request(&samples, &languages);
     let before = engine.encoder_passes();
     let mut passes_before_beams = 0;
     let mut seen = Vec::new();

@@ -6,7 +6,6 @@
 mod common;
 
 use common::*;
-use ctxscribe::engine::{EngineRequest, Stop};
 use ctxscribe::{Language, Languages};
 
 /// Words of `transcript` written with a capital mid-sentence (after a word that does not
@@ -83,14 +82,7 @@ fn only_windows_the_greedy_decode_is_unsure_of_are_searched_with_beams() {
         let samples = samples_16k(path);
         let before = engine.encoder_passes();
         let output = engine
-            .transcribe(&EngineRequest {
-                samples: &samples,
-                languages,
-                prompt: "",
-                stop: &Stop::NEVER,
-                bias: None,
-                sentence_case: true,
-            })
+            .transcribe(&plain_request(&samples, languages))
             .expect("transcribe");
         (engine.encoder_passes() - before, output.text)
     };

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use common::apps::JFK;
 use common::*;
-use ctxscribe::engine::{EngineRequest, Stop};
+use ctxscribe::engine::EngineRequest;
 use ctxscribe::{Audio, ContextTranscriber, Device, Dictionary, Language, Languages, Message};
 
 /// The words of `text`: lowercase, punctuation dropped. The encoder context trimmed to a
@@ -416,14 +416,7 @@ fn a_large_set_on_short_or_noisy_audio_is_bounded() {
     let cuts = [1_600, 8_000, 16_000].map(|n| sentence[..n.min(sentence.len())].to_vec());
     for samples in cuts.into_iter().chain([noisy]) {
         let before = engine.encoder_passes();
-        let result = engine.transcribe(&EngineRequest {
-            samples: &samples,
-            languages: &set,
-            prompt: "",
-            stop: &Stop::NEVER,
-            bias: None,
-            sentence_case: true,
-        });
+        let result = engine.transcribe(&plain_request(&samples, &set));
         let seconds = samples.len() / 16_000;
         if let Err(error) = &result {
             assert_eq!(
@@ -515,12 +508,8 @@ fn silence_gives_empty_text_without_an_encoder_pass_even_with_context() {
     let engine = base_engine(2, true);
     let output = engine
         .transcribe(&EngineRequest {
-            samples: &silence,
-            languages: &Languages::Auto,
             prompt: "Deploy kubectl with Grafana and Terraform.",
-            stop: &Stop::NEVER,
-            bias: None,
-            sentence_case: true,
+            ..plain_request(&silence, &Languages::Auto)
         })
         .expect("transcribe");
     assert_eq!(output.text, "");
@@ -834,13 +823,10 @@ fn a_prompted_pass_checks_its_draft_several_tokens_a_run_and_writes_the_same_tex
     let engine = base_engine(2, false);
     let samples = samples_16k(&clip.path);
     let languages = Languages::One(lang("en"));
+    // As a prompted pass decodes: no casing rule that would make the texts differ.
     let request = EngineRequest {
-        samples: &samples,
-        languages: &languages,
-        prompt: "",
-        stop: &Stop::NEVER,
-        bias: None,
         sentence_case: false,
+        ..plain_request(&samples, &languages)
     };
     let (plain, prompted, plain_runs, prompted_runs) = engine.on_engine_threads(|| {
         let mut session = engine.session(&request).expect("a session");

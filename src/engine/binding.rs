@@ -524,7 +524,7 @@ impl DecoderState {
     /// token's logits row (where whisper.cpp can copy them out: [`CHECKS_DRAFTS`]):
     /// [`Self::logits_after`] then returns the rows after `sequence` and after each of
     /// `draft`'s tokens that a decode writes in turn, without a run of its own. Checking
-    /// 8 draft tokens costs about two single-token runs (measured in docs/engine.md). A
+    /// 8 draft tokens costs about 2.4 single-token runs (measured in docs/engine.md). A
     /// draft longer than the decoder's context left is cut.
     pub(crate) fn decode_ahead(
         &mut self,

@@ -13,7 +13,7 @@ pub mod sse;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use ctxscribe::engine::{Decoding, EngineConfig, WhisperEngine};
+use ctxscribe::engine::{Decoding, EngineConfig, EngineRequest, Stop, WhisperEngine};
 use ctxscribe::{ContextTranscriber, ContextTranscriberBuilder, Dictionary, Languages, Transcript};
 
 // Not every test binary uses every one.
@@ -92,6 +92,20 @@ pub fn base_engine(threads: usize, vad: bool) -> WhisperEngine {
         device: ctxscribe::config::default_device().expect("CTXSCRIBE_DEVICE is auto, cpu or gpu"),
     })
     .expect("model loads")
+}
+
+/// An engine request for `samples` in `languages` as plain transcription makes it: no
+/// prompt, no bias, no deadline, sentence case on.
+pub fn plain_request<'a>(samples: &'a [f32], languages: &'a Languages) -> EngineRequest<'a> {
+    static NEVER: Stop = Stop::NEVER;
+    EngineRequest {
+        samples,
+        languages,
+        prompt: "",
+        stop: &NEVER,
+        bias: None,
+        sentence_case: true,
+    }
 }
 
 /// The samples of the audio file at `path`, decoded to 16 kHz mono.
