@@ -561,9 +561,14 @@ impl DecoderState {
         let n_past = shared.min(sequence.len() - 1);
         self.cached.truncate(n_past);
         self.rows = 0..0;
-        let mut new = sequence[n_past..].to_vec();
-        new.extend_from_slice(draft);
         let every_row = !draft.is_empty();
+        let joined;
+        let new = if every_row {
+            joined = [&sequence[n_past..], draft].concat();
+            &joined
+        } else {
+            &sequence[n_past..]
+        };
         #[cfg(whisper_all_logits)]
         // SAFETY: the function sets a thread-local flag of the patched whisper.cpp; the
         // decode below runs its batch preparation on this thread, and the flag is set
@@ -572,14 +577,14 @@ impl DecoderState {
             ctxscribe_whisper_all_logits(every_row);
         }
         self.runs.fetch_add(1, Ordering::Relaxed);
-        let decoded = self.state.decode(&new, n_past, threads);
+        let decoded = self.state.decode(new, n_past, threads);
         #[cfg(whisper_all_logits)]
         // SAFETY: as above; whisper.cpp's default again.
         unsafe {
             ctxscribe_whisper_all_logits(false);
         }
         decoded.map_err(|e| failed("decoder", e))?;
-        self.cached.extend_from_slice(&new);
+        self.cached.extend_from_slice(new);
         self.rows_from = n_past;
         let first_filled = if every_row {
             n_past

@@ -26,7 +26,7 @@ use super::attempt::{AttemptSetup, Searched, ends_the_audio};
 pub(crate) use super::attempt::{DecodeRequest, SegmentHook};
 use super::beam;
 use super::biasing::{MatchStatus, TermBias};
-use super::binding::{CHECKS_DRAFTS, DecoderState};
+use super::binding::DecoderState;
 use super::casing;
 use super::draft::Lookahead;
 use super::logits::{self, SplitMix64, StepRules};
@@ -358,7 +358,7 @@ fn sample_or_pick(
     let mut withdrawals = Withdrawals::default();
     let mut scratch = Vec::new();
     let (mut over_budget, mut end_logprob) = (false, 0.0);
-    let mut lookahead = request.draft.filter(|_| CHECKS_DRAFTS).map(Lookahead::new);
+    let mut lookahead = Lookahead::through(vocabulary, request.draft);
     loop {
         request.stop.check()?;
         if let Some(lookahead) = &mut lookahead {

@@ -1,6 +1,6 @@
 //! Drafts: what a decode will likely write next, read from another decode of the same
-//! window (a prompted pass's draft is the window's plain decode; a sampled attempt's is
-//! the greedy one). The decoder checks a draft's next tokens in one run
+//! window (a prompted pass's draft is the window's last decode, at first the plain one;
+//! a sampled attempt's is the greedy one). The decoder checks a draft's next tokens in one run
 //! ([`DecoderState::decode_ahead`](super::binding::DecoderState::decode_ahead)) instead
 //! of one run per token; each is kept only while the decode, picking from the rows that
 //! run left exactly as it would token by token, writes it. A decode that leaves the
@@ -11,11 +11,11 @@
 //! by its last few text tokens (prompt lookup decoding, as in speculative decoding
 //! without a draft model).
 
-use super::binding::DecoderState;
+use super::binding::{CHECKS_DRAFTS, DecoderState};
 use super::tokens::Vocabulary;
 use crate::error::Result;
 
-/// Draft tokens checked at first, and the fewest after a draft token was not written.
+/// The fewest draft tokens checked in one run (twice as many at first).
 const MIN_WIDTH: usize = 4;
 /// The most draft tokens checked in one run (a run of 32 tokens costs about eight
 /// single-token runs: more wasted where the decode leaves the draft early).
@@ -29,6 +29,8 @@ const MATCH_TOKENS: usize = 3;
 #[derive(Debug)]
 pub(crate) struct Lookahead<'a> {
     draft: &'a [i32],
+    /// The draft's text tokens (no timestamps) with their indices in it.
+    draft_text: Vec<(usize, i32)>,
     width: usize,
     /// Where in the draft the last proposal started.
     cursor: usize,
@@ -37,9 +39,24 @@ pub(crate) struct Lookahead<'a> {
 }
 
 impl<'a> Lookahead<'a> {
-    pub(crate) fn new(draft: &'a [i32]) -> Self {
+    /// The way through `draft` of a decode that has one, where the decoder can check
+    /// drafts ([`CHECKS_DRAFTS`]).
+    pub(crate) fn through(vocabulary: &Vocabulary, draft: Option<&'a [i32]>) -> Option<Self> {
+        draft
+            .filter(|_| CHECKS_DRAFTS)
+            .map(|draft| Lookahead::new(vocabulary, draft))
+    }
+
+    pub(crate) fn new(vocabulary: &Vocabulary, draft: &'a [i32]) -> Self {
+        let draft_text = draft
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|&(_, t)| vocabulary.is_text(t))
+            .collect();
         Lookahead {
             draft,
+            draft_text,
             width: MIN_WIDTH * 2,
             cursor: 0,
             last: None,
@@ -95,15 +112,18 @@ impl<'a> Lookahead<'a> {
             .rev()
             .take_while(|&&t| !vocabulary.is_text(t))
             .count();
-        let text: Vec<i32> = generated
+        let mut text: Vec<i32> = generated
             .iter()
+            .rev()
             .copied()
             .filter(|&t| vocabulary.is_text(t))
+            .take(MATCH_TOKENS)
             .collect();
+        text.reverse();
         let after_text = if text.is_empty() {
             0
         } else {
-            self.place_of(vocabulary, &text)? + 1
+            self.place_of(&text)? + 1
         };
         let stamps_there = draft
             .get(after_text..)?
@@ -114,20 +134,14 @@ impl<'a> Lookahead<'a> {
         (start < draft.len()).then_some(start)
     }
 
-    /// The draft index of the last token of `text`'s last [`MATCH_TOKENS`] text tokens
-    /// (fewer when the draft has no such run): the first place at or after the cursor,
-    /// else the first anywhere.
-    fn place_of(&self, vocabulary: &Vocabulary, text: &[i32]) -> Option<usize> {
-        let draft_text: Vec<(usize, i32)> = self
-            .draft
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|&(_, t)| vocabulary.is_text(t))
-            .collect();
-        for n in (1..=MATCH_TOKENS.min(text.len())).rev() {
+    /// The draft index of the last token of the text tokens `text` (at most
+    /// [`MATCH_TOKENS`]; its shorter tails when the draft has no such run): the first place
+    /// at or after the cursor, else the first anywhere.
+    fn place_of(&self, text: &[i32]) -> Option<usize> {
+        for n in (1..=text.len()).rev() {
             let tail = &text[text.len() - n..];
-            let places: Vec<usize> = draft_text
+            let places: Vec<usize> = self
+                .draft_text
                 .windows(n)
                 .filter(|run| run.iter().map(|&(_, t)| t).eq(tail.iter().copied()))
                 .filter_map(|run| run.last().map(|&(index, _)| index))
@@ -163,7 +177,7 @@ mod tests {
     fn a_decode_that_follows_the_draft_is_proposed_its_next_tokens_in_wider_runs() {
         let (vocabulary, _) = vocabulary();
         let draft: Vec<i32> = (0..80).collect();
-        let mut lookahead = Lookahead::new(&draft);
+        let mut lookahead = Lookahead::new(&vocabulary, &draft);
         assert_eq!(lookahead.propose(&vocabulary, &[]), &draft[..8]);
         // All 8 written, and the next from the last row: 16 proposed after them.
         assert_eq!(lookahead.propose(&vocabulary, &draft[..9]), &draft[9..25]);
@@ -181,7 +195,7 @@ mod tests {
         let (vocabulary, stamp) = vocabulary();
         // <|0.00|> w0 w1 w2 <|1.00|> <|1.00|> w3 w4 <|2.00|>
         let draft = [stamp, 0, 1, 2, stamp + 50, stamp + 50, 3, 4, stamp + 100];
-        let mut lookahead = Lookahead::new(&draft);
+        let mut lookahead = Lookahead::new(&vocabulary, &draft);
         // Its own closing timestamp (another time): the draft's opening one is next.
         let closed = [stamp, 0, 1, 2, stamp + 48];
         assert_eq!(lookahead.propose(&vocabulary, &closed), &draft[5..]);
@@ -190,7 +204,7 @@ mod tests {
         assert_eq!(lookahead.propose(&vocabulary, &opened), &draft[6..]);
         // A word the draft repeats is placed at or after where the last proposal was.
         let repeated = [stamp + 2, 9, 9, 9];
-        let mut again = Lookahead::new(&repeated);
+        let mut again = Lookahead::new(&vocabulary, &repeated);
         assert_eq!(again.propose(&vocabulary, &[stamp + 2, 9]), &repeated[2..]);
         assert_eq!(
             again.propose(&vocabulary, &[stamp + 2, 9, 9]),
