@@ -9,9 +9,11 @@
 //! crate built outside this workspace, or `CTXSCRIBE_NATIVE=1`) the list is empty and the
 //! linked-in backend is whisper-rs-sys's `-march=native` one.
 //!
-//! The same include builds whisper.cpp able to copy out every decoded token's logits
-//! (`src/engine/whisper-all-logits.cmake`); this script then sets `whisper_all_logits`,
-//! under which the engine checks drafts of several tokens in one decoder run.
+//! The same include builds whisper.cpp with two additions
+//! (`src/engine/whisper-additions.cmake`): every decoded token's logits, and the decoder's
+//! matrices in a type of their own. This script then sets `whisper_additions`, under
+//! which the engine checks drafts of several tokens in one decoder run and loads the
+//! decoder's matrices in 8 bits.
 
 use std::env;
 use std::fmt::Write as _;
@@ -25,11 +27,11 @@ const VARIANTS_CMAKE: &str = "src/engine/ggml-cpu-variants.cmake";
 
 fn main() {
     println!("cargo:rerun-if-env-changed=DEP_WHISPER_CPU_VARIANTS_DIR");
-    println!("cargo:rerun-if-env-changed=DEP_WHISPER_ALL_LOGITS");
-    println!("cargo::rustc-check-cfg=cfg(whisper_all_logits)");
-    // whisper.cpp built with `ctxscribe_whisper_all_logits` (whisper-all-logits.cmake).
-    if env::var("DEP_WHISPER_ALL_LOGITS").is_ok_and(|value| value == "1") {
-        println!("cargo:rustc-cfg=whisper_all_logits");
+    println!("cargo:rerun-if-env-changed=DEP_WHISPER_ADDITIONS");
+    println!("cargo::rustc-check-cfg=cfg(whisper_additions)");
+    // whisper.cpp built with ctxscribe's additions (whisper-additions.cmake).
+    if env::var("DEP_WHISPER_ADDITIONS").is_ok_and(|value| value == "1") {
+        println!("cargo:rustc-cfg=whisper_additions");
     }
     println!("cargo:rerun-if-env-changed=CTXSCRIBE_NATIVE");
     println!("cargo:rerun-if-env-changed=CMAKE_PROJECT_INCLUDE");

@@ -26,19 +26,18 @@
 //! ../shared/eval/real as it is (11 languages, once each: the widest WER comparison).
 //! WER and term recall come from ../shared/eval/score.py (the eval's own normaliser).
 //! With the 5 s set, the cost of a second decode of a window (on the same encoding)
-//! against the window's first pass is printed too. `--concurrency`: requests/s for 5 s
+//! against the window's first pass is printed too, and a decoder step's cost with each
+//! format of the weights in memory (`Weights`). `--concurrency`: requests/s for 5 s
 //! clips with 1, 2 and 4 concurrent requests on one shared transcriber.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use ctxscribe::engine::{
-    EngineConfig, EngineRequest, Stop, WhisperEngine, WindowPasses, transcribe_judged,
-};
 use ctxscribe::{Audio, ContextTranscriber, Decoding, Dictionary, Languages, Message};
 use ctxscribe_test_support::ctxset_breakdown;
 
+mod engine;
 mod fw;
 mod sets;
 
@@ -248,7 +247,8 @@ fn run(root: &Path, shared: &Path, options: &Options) -> Result<(), String> {
     print_breakdowns(&sets, &out_dir, fw.is_some());
 
     if let Some(five) = sets.iter().find(|s| s.name == "5s") {
-        bench_second_decode(options, &five.clips)?;
+        engine::bench_second_decode(options, &five.clips)?;
+        engine::bench_decoder_step(options, &five.clips)?;
     }
 
     if options.concurrency {
@@ -512,67 +512,6 @@ fn bench_set(
         ctx_quality,
         fw_quality,
     })
-}
-
-/// What a second decode of a window costs against its first pass (encoding, language
-/// detection and the plain decode), on the engine directly: the judge of each window
-/// decodes it once more, unprompted, on the same encoding.
-fn bench_second_decode(options: &Options, clips: &[Clip]) -> Result<(), String> {
-    let model_path = match &options.model {
-        Some(path) => path.clone(),
-        None => ctxscribe::config::default_model_path().ok_or("no model installed")?,
-    };
-    let engine = WhisperEngine::load(&EngineConfig {
-        vad_model_path: ctxscribe::config::default_vad_model_path(&model_path),
-        model_path,
-        threads: options.threads,
-        decoding: Decoding::Greedy,
-        weights: ctxscribe::config::default_weights(),
-        device: ctxscribe::config::default_device().map_err(|e| e.to_string())?,
-    })
-    .map_err(|e| e.to_string())?;
-    let (mut firsts, mut seconds, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    let passes_before = engine.encoder_passes();
-    let mut windows = 0;
-    for _ in 0..options.runs {
-        for clip in clips {
-            let languages = Languages::Auto;
-            let request = EngineRequest {
-                samples: &clip.samples,
-                languages: &languages,
-                prompt: "",
-                stop: &Stop::NEVER,
-                bias: None,
-                sentence_case: true,
-            };
-            let mut second = 0.0;
-            let started = Instant::now();
-            let mut judge = |window: &mut dyn WindowPasses| {
-                let again = Instant::now();
-                window.decode_prompted("", None)?;
-                second += again.elapsed().as_secs_f64();
-                windows += 1;
-                Ok(window.plain_text().to_owned())
-            };
-            engine
-                .on_engine_threads(|| transcribe_judged(&mut engine.session(&request)?, &mut judge))
-                .map_err(|e| e.to_string())?;
-            let first = started.elapsed().as_secs_f64() - second;
-            firsts.push(first);
-            seconds.push(second);
-            ratios.push(second / first.max(1e-9));
-        }
-    }
-    println!(
-        "second decode of a window (5 s clips, {} windows): first pass {:.3} s, second decode \
-         {:.3} s (medians), ratio {:.2} (target <= 0.5); encoder passes per window {:.2}",
-        windows,
-        median(&mut firsts),
-        median(&mut seconds),
-        median(&mut ratios),
-        (engine.encoder_passes() - passes_before) as f64 / f64::from(windows.max(1)),
-    );
-    Ok(())
 }
 
 fn transcribe_ctx(transcriber: &ContextTranscriber, clip: &Clip) -> (String, f64) {

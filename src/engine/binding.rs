@@ -23,11 +23,12 @@ use whisper_rs::{
 use super::pool::Pool;
 use super::stop::Stop;
 use super::tokens::Vocabulary;
-use super::{Backend, Device, Weights, weights};
+use super::weights::{self, Conversion};
+use super::{Backend, Device, Weights};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::error::{Error, Result};
 use crate::model::locate::{CHECKOUT_SETUP_COMMAND, install_hint};
-use crate::model::{convert, fetch};
+use crate::model::{cache, fetch};
 
 /// The loaded model: weights, vocabulary and the VAD, shared by every call and thread.
 pub(crate) struct Model {
@@ -259,11 +260,11 @@ pub(crate) struct DecoderState {
 }
 
 /// True when whisper.cpp was built able to copy out every decoded token's logits
-/// (`whisper-all-logits.cmake`): [`DecoderState::decode_ahead`] checks a draft in one
+/// (`whisper-additions.cmake`): [`DecoderState::decode_ahead`] checks a draft in one
 /// decoder run. Otherwise it does nothing and decodes go token by token.
-pub(crate) const CHECKS_DRAFTS: bool = cfg!(whisper_all_logits);
+pub(crate) const CHECKS_DRAFTS: bool = cfg!(whisper_additions);
 
-#[cfg(whisper_all_logits)]
+#[cfg(whisper_additions)]
 unsafe extern "C" {
     /// Makes the calling thread's next decoder runs copy out every token's logits row
     /// (`on`), or only the last token's, as whisper.cpp does by default.
@@ -312,23 +313,26 @@ unsafe extern "C" fn report_abort(message: *const std::ffi::c_char) {
 
 /// The whisper.cpp context of the model file at `path` (on the GPU [`super::device`]
 /// chose when `use_gpu`), and what its matrices became in memory, if anything
-/// (`crate::model::convert`'s in-memory conversions):
+/// (`crate::model::convert`'s conversions, [`Conversion`]):
 ///
 /// - an all-f32 file's matrices and convolution kernels become f16 (ggml's CPU
 ///   convolution takes no f32 kernels: it would abort the process at the first encoding),
 ///   when memory has room for it ([`weights::room_for`] twice its size; else an error);
-/// - with [`Weights::Fastest`] on the CPU, when ggml has native bf16 kernels and memory
-///   has room ([`weights::room_for`] three times its size), an f16 model's matrices
-///   become bf16.
+/// - on the CPU, an f16 model's decoder matrices become q8_0 with [`Weights::Fastest`]
+///   (when whisper.cpp was built able to create them so), and its other matrices bf16
+///   with [`Weights::Fastest`] or [`Weights::Unquantized`] when ggml has native bf16
+///   kernels; when memory has no room ([`weights::room_for`] three times the file's
+///   size), the file loads as stored.
 ///
-/// A converted file is read whole (its size again, until whisper.cpp has copied it);
-/// anything else loads from the file as it is.
+/// A converted model is kept on disk ([`crate::model::cache`]) and loaded from there
+/// next time. Converting reads the file whole (its size again, until whisper.cpp has
+/// copied it); anything else loads from a file as it is.
 fn load_context(
     path: &Path,
     weights: Weights,
     use_gpu: bool,
     native_bf16: bool,
-) -> std::result::Result<(WhisperContext, Option<&'static str>), String> {
+) -> std::result::Result<(WhisperContext, Option<String>), String> {
     let params = || {
         let mut params = WhisperContextParameters::default();
         params.use_gpu(use_gpu);
@@ -337,52 +341,77 @@ fn load_context(
         params.flash_attn(false);
         params
     };
-    let from_buffer = |bytes: &[u8], became| {
-        WhisperContext::new_from_buffer_with_params(bytes, params())
-            .map(|context| (context, Some(became)))
-            .map_err(|e| e.to_string())
-    };
-    let to_bf16 = weights == Weights::Fastest && !use_gpu && native_bf16;
-    if starts_as_all_f32_model(path) {
-        // Read whole, then its f16 copy (half its size) and whisper.cpp's own copy of
-        // that: twice its size in all.
-        let file_len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-        if !weights::room_for(file_len.saturating_mul(2)) {
-            return Err(format!(
-                "an all-f32 model file is loaded as f16, which needs twice its size ({} MB) \
-                 of available memory; use an f16 or quantized file of the model",
-                file_len.saturating_mul(2) >> 20
-            ));
-        }
-        let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-        let mut bytes = convert::f32_model_to_f16(&bytes)
-            .ok_or("an all-f32 model file that does not parse as a whole whisper model")?;
-        if to_bf16 && convert::f16_matrices_to_bf16(&mut bytes).is_some() {
-            return from_buffer(&bytes, "bf16 matrices from an f32 file");
-        }
-        return from_buffer(&bytes, "f16 matrices from an f32 file");
+    let from_file = |file: &Path| WhisperContext::new_with_params(file, params());
+    let conversion = Conversion::wanted(path, weights, use_gpu, native_bf16);
+    let file_len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    if conversion.from_f32 && !weights::room_for(file_len.saturating_mul(2)) {
+        return Err(format!(
+            "an all-f32 model file is loaded as f16, which needs twice its size ({} MB) of \
+             available memory; use an f16 or quantized file of the model",
+            file_len.saturating_mul(2) >> 20
+        ));
     }
-    if to_bf16
-        // Read whole, beside whisper.cpp's own copy until the load ends: three times its
-        // size (a large model on a small machine loads as stored).
-        && std::fs::metadata(path).is_ok_and(|file| weights::room_for(file.len().saturating_mul(3)))
-        && let Ok(mut bytes) = std::fs::read(path)
-        && convert::f16_matrices_to_bf16(&mut bytes).is_some()
+    if conversion == Conversion::default() {
+        return from_file(path)
+            .map(|context| (context, None))
+            .map_err(|e| e.to_string());
+    }
+    let cached = cache::converted_path(path, &conversion.name());
+    if let Some(cached) = cached.as_deref().filter(|cached| cached.is_file()) {
+        match loading(conversion, || from_file(cached)) {
+            Ok(context) => return Ok((context, Some(conversion.description()))),
+            // Made again below.
+            Err(_) => drop(std::fs::remove_file(cached)),
+        }
+    }
+    // Read whole, beside its converted copy and whisper.cpp's own copy until the load
+    // ends: three times its size (a large model on a small machine loads as stored).
+    if !conversion.from_f32 && !weights::room_for(file_len.saturating_mul(3)) {
+        return from_file(path)
+            .map(|context| (context, None))
+            .map_err(|e| e.to_string());
+    }
+    let (bytes, made) = conversion.convert(std::fs::read(path).map_err(|e| e.to_string())?)?;
+    let context = loading(made, || {
+        WhisperContext::new_from_buffer_with_params(&bytes, params())
+    })
+    .map_err(|e| e.to_string())?;
+    if made == conversion
+        && let Some(cached) = cached
     {
-        return from_buffer(&bytes, "bf16 matrices");
+        // Not kept (a read-only home, a full disk): the next load converts again.
+        let _ = cache::store(&cached, &bytes);
     }
-    WhisperContext::new_with_params(path, params())
-        .map(|context| (context, None))
-        .map_err(|e| e.to_string())
+    Ok((
+        context,
+        (made != Conversion::default()).then(|| made.description()),
+    ))
 }
 
-/// Whether the file at `path` starts as an all-f32 ggml whisper model (its header).
-fn starts_as_all_f32_model(path: &Path) -> bool {
-    use std::io::Read;
-    let mut header = [0u8; 48];
-    std::fs::File::open(path)
-        .and_then(|mut file| file.read_exact(&mut header))
-        .is_ok_and(|()| convert::is_all_f32_model(&header))
+#[cfg(whisper_additions)]
+unsafe extern "C" {
+    /// Makes the calling thread's next model loads create the decoder's matrices as the
+    /// ggml type `decoder_type` (-1: the file's weight type, whisper.cpp's default).
+    fn ctxscribe_whisper_decoder_type(decoder_type: std::ffi::c_int);
+}
+
+/// Runs `load` (a model load on this thread) with whisper.cpp creating the decoder's
+/// matrices as q8_0 when `conversion` made them so.
+fn loading<T>(conversion: Conversion, load: impl FnOnce() -> T) -> T {
+    #[cfg(whisper_additions)]
+    if conversion.q8_0_decoder {
+        let q8_0 = std::ffi::c_int::try_from(sys::ggml_type_GGML_TYPE_Q8_0).unwrap_or(8);
+        // SAFETY: the function sets a thread-local value of the patched whisper.cpp that
+        // its model loader reads; `load` runs the whole load on this thread, and the
+        // value is set back to the default right after it.
+        unsafe { ctxscribe_whisper_decoder_type(q8_0) };
+        let loaded = load();
+        // SAFETY: as above; whisper.cpp's default again.
+        unsafe { ctxscribe_whisper_decoder_type(-1) };
+        return loaded;
+    }
+    let _ = conversion;
+    load()
 }
 
 impl DecoderState {
@@ -569,7 +598,7 @@ impl DecoderState {
         } else {
             &sequence[n_past..]
         };
-        #[cfg(whisper_all_logits)]
+        #[cfg(whisper_additions)]
         // SAFETY: the function sets a thread-local flag of the patched whisper.cpp; the
         // decode below runs its batch preparation on this thread, and the flag is set
         // back before anything else decodes here.
@@ -578,7 +607,7 @@ impl DecoderState {
         }
         self.runs.fetch_add(1, Ordering::Relaxed);
         let decoded = self.state.decode(new, n_past, threads);
-        #[cfg(whisper_all_logits)]
+        #[cfg(whisper_additions)]
         // SAFETY: as above; whisper.cpp's default again.
         unsafe {
             ctxscribe_whisper_all_logits(false);

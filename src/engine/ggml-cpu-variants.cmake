@@ -14,8 +14,8 @@
 # CTXSCRIBE_NATIVE=1 in the environment keeps whisper-rs-sys's -march=native build.
 include_guard(GLOBAL)
 
-# On every platform: every decoded token's logits (see the file).
-include("${CMAKE_CURRENT_LIST_DIR}/whisper-all-logits.cmake")
+# On every platform: additions to whisper.cpp (see the file).
+include("${CMAKE_CURRENT_LIST_DIR}/whisper-additions.cmake")
 
 if("$ENV{CTXSCRIBE_NATIVE}" STREQUAL "1" OR NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
     return()

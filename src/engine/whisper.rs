@@ -142,6 +142,37 @@ impl WhisperEngine {
         self.decoder_runs.load(Ordering::Relaxed)
     }
 
+    /// What one decoder run of one token costs, apart from the encoder, the search and
+    /// draft checks (a diagnostic for benchmarks): `audio` (at most 30 s) is encoded
+    /// once, the English transcription prefix decoded, then the tokens of `text` one run
+    /// each. Returns the mean seconds per run and how many runs that is.
+    ///
+    /// # Errors
+    /// An engine failure, or [`Error::InvalidRequest`] for text that tokenizes to nothing.
+    pub fn decoder_step_seconds(&self, audio: &[f32], text: &str) -> Result<(f64, usize)> {
+        let tokens = self.model.tokenize(text)?;
+        if tokens.is_empty() {
+            return Err(Error::invalid("text", "nothing to decode"));
+        }
+        let english = Language::from_code("en")?;
+        self.on_engine_threads(|| {
+            let mut state = self
+                .states
+                .take_or(|| self.model.new_state(&self.decoder_runs))?;
+            self.encode(&mut state, audio, 0)?;
+            let mut sequence = self.model.vocabulary().task_prefix(english, false);
+            state.logits_after(&sequence, self.threads)?;
+            let started = std::time::Instant::now();
+            for &token in &tokens {
+                sequence.push(token);
+                state.logits_after(&sequence, self.threads)?;
+            }
+            let seconds = started.elapsed().as_secs_f64() / tokens.len() as f64;
+            self.states.give_back(state);
+            Ok((seconds, tokens.len()))
+        })
+    }
+
     /// Tokenizes `text` with the model's vocabulary (whisper.cpp's greedy tokenizer).
     ///
     /// # Errors

@@ -1,5 +1,6 @@
 //! Whisper models: locating them and converting CTranslate2 weights to whisper.cpp ggml.
 
+pub mod cache;
 pub mod convert;
 pub mod fetch;
 pub mod locate;

@@ -365,7 +365,10 @@ mod writer;
 use plan::*;
 use quant::*;
 use reader::*;
-pub(crate) use retype::{f16_matrices_to_bf16, f32_model_to_f16, is_all_f32_model};
+pub(crate) use retype::{
+    decoder_matrices_to_q8_0, f16_matrices_to_bf16, f32_model_to_f16, is_all_f32_model,
+    is_f16_model,
+};
 use vocab::*;
 use writer::*;
 

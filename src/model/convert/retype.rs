@@ -8,6 +8,13 @@
 //!   The convolution kernels stay f16 (whisper.cpp creates them f16 whatever the file's
 //!   type unless it is all f32), and the f32 tensors (biases, norms, positional
 //!   embeddings) stay as they are: the same split as [`WeightType`] makes when converting.
+//! - **the decoder's matrices f16 -> q8_0** ([`decoder_matrices_to_q8_0`]): a decoder step
+//!   reads every decoder matrix to write one token and is bound by those bytes; q8_0 (a
+//!   32-value block of 8-bit integers and one f16 scale) moves 1.06 bytes a weight
+//!   against f16's 2. The encoder's matrices stay as they are. whisper.cpp creates every
+//!   matrix in the file's one type unless built with ctxscribe's decoder-type switch
+//!   (`src/engine/whisper-additions.cmake`), which the engine sets while it loads such a
+//!   file.
 //! - **f32 -> f16** ([`f32_model_to_f16`]): an all-f32 file makes whisper.cpp create its
 //!   convolution kernels in f32, which ggml's CPU convolution does not take (it aborts
 //!   the process at the first encoding). Its matrices and convolution kernels become f16,
@@ -28,14 +35,29 @@ const FTYPE_OFFSET: usize = 4 + 10 * 4;
 /// Tensors whisper.cpp creates as f16 whatever the file's type (the conv kernels), unless
 /// the file is all f32.
 const CONV_PREFIX: &[u8] = b"encoder.conv";
+/// The decoder's tensors (token embedding, self- and cross-attention, MLP, norms).
+const DECODER_PREFIX: &[u8] = b"decoder.";
 
 /// Whether `header` (a file's first 48 bytes are enough) starts a ggml whisper file
 /// whose `ftype` is all f32: one [`f32_model_to_f16`] makes loadable.
 #[must_use]
 pub(crate) fn is_all_f32_model(header: &[u8]) -> bool {
+    header_ftype(header) == Some(GGML_FTYPE_F32)
+}
+
+/// Whether `header` (a file's first 48 bytes are enough) starts a ggml whisper file
+/// whose `ftype` is f16: one the other conversions here take.
+#[must_use]
+pub(crate) fn is_f16_model(header: &[u8]) -> bool {
+    header_ftype(header) == Some(WeightType::F16.ggml_ftype())
+}
+
+/// The `ftype` of a ggml whisper file's header.
+fn header_ftype(header: &[u8]) -> Option<i32> {
     let field = |at: usize| -> Option<[u8; 4]> { header.get(at..at + 4)?.try_into().ok() };
-    field(0).map(u32::from_le_bytes) == Some(GGML_FILE_MAGIC)
-        && field(FTYPE_OFFSET).map(i32::from_le_bytes) == Some(GGML_FTYPE_F32)
+    (field(0).map(u32::from_le_bytes) == Some(GGML_FILE_MAGIC))
+        .then(|| field(FTYPE_OFFSET).map(i32::from_le_bytes))
+        .flatten()
 }
 
 /// Rewrites the ggml whisper model in `bytes` (an f16 file, as [`convert_ct2_to_ggml`]
@@ -67,6 +89,92 @@ pub(crate) fn f16_matrices_to_bf16(bytes: &mut [u8]) -> Option<usize> {
         }
     }
     Some(plan.len())
+}
+
+/// The f16 ggml whisper model in `bytes` with every f16 matrix of its decoder as q8_0
+/// (ggml's reference quantization, as its `quantize` tool writes it), and how many
+/// matrices that is; everything else, the header's `ftype` included, as stored. `None`
+/// for anything that does not parse as a whole f16 model, has no f16 decoder matrix, or
+/// has one whose rows are not whole q8_0 blocks (32 values).
+#[must_use]
+pub(crate) fn decoder_matrices_to_q8_0(bytes: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let tensors = stored_tensors(bytes, WeightType::F16.ggml_ftype())?;
+    let is_decoder_matrix = |tensor: &StoredTensor<'_>| {
+        tensor.stored == GgmlType::F16
+            && tensor.n_dims == 2
+            && tensor.name.starts_with(DECODER_PREFIX)
+    };
+    let matrices: Vec<&StoredTensor<'_>> =
+        tensors.iter().filter(|t| is_decoder_matrix(t)).collect();
+    if matrices.is_empty()
+        || matrices
+            .iter()
+            .any(|matrix| matrix.row_len % QUANT_BLOCK_LEN != 0)
+    {
+        return None;
+    }
+    // Every f16 widened through a table (the base model's decoder has 48 M weights), the
+    // matrices shared out among the cores.
+    let widen: Vec<f32> = (0..=u16::MAX).map(f16_bits_to_f32).collect();
+    let data: Vec<&[u8]> = matrices
+        .iter()
+        .map(|matrix| bytes.get(matrix.data.clone()))
+        .collect::<Option<_>>()?;
+    let mut quantized = in_parallel(&data, |data| f16_to_q8_0(data, &widen)).into_iter();
+    let first = tensors.first()?.header.start;
+    let mut out = Vec::with_capacity(bytes.len());
+    out.extend_from_slice(bytes.get(..first)?);
+    for tensor in &tensors {
+        let header = bytes.get(tensor.header.clone())?;
+        if !is_decoder_matrix(tensor) {
+            out.extend_from_slice(header);
+            out.extend_from_slice(bytes.get(tensor.data.clone())?);
+            continue;
+        }
+        let type_in_header = tensor.type_at - tensor.header.start;
+        out.extend_from_slice(&header[..type_in_header]);
+        out.extend_from_slice(&(GgmlType::Q8_0 as i32).to_le_bytes());
+        out.extend_from_slice(&header[type_in_header + 4..]);
+        out.extend_from_slice(&quantized.next()?);
+    }
+    Some((out, matrices.len()))
+}
+
+/// f16 values (whole q8_0 blocks of them) as q8_0 blocks, widened through `widen`.
+fn f16_to_q8_0(data: &[u8], widen: &[f32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() / (2 * QUANT_BLOCK_LEN) * Q8_0_BLOCK_BYTES);
+    let mut block = [0f32; QUANT_BLOCK_LEN];
+    for values in data.chunks_exact(2 * QUANT_BLOCK_LEN) {
+        for (value, pair) in block.iter_mut().zip(values.chunks_exact(2)) {
+            *value = widen[usize::from(u16::from_le_bytes([pair[0], pair[1]]))];
+        }
+        quantize_block_q8_0(&block, &mut out);
+    }
+    out
+}
+
+/// `work` of each item, in order, the items shared out among up to four threads.
+fn in_parallel<I: Sync, T: Send>(items: &[I], work: impl Fn(&I) -> T + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|first| {
+                let work = &work;
+                scope.spawn(move || {
+                    (first..items.len())
+                        .step_by(threads)
+                        .map(|index| (index, work(&items[index])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().unwrap_or_default())
+            .collect()
+    });
+    done.sort_unstable_by_key(|&(index, _)| index);
+    done.into_iter().map(|(_, result)| result).collect()
 }
 
 /// The all-f32 ggml whisper model in `bytes` with its matrices and convolution kernels
@@ -109,6 +217,8 @@ pub(crate) fn f32_model_to_f16(bytes: &[u8]) -> Option<Vec<u8>> {
 struct StoredTensor<'a> {
     name: &'a [u8],
     n_dims: usize,
+    /// Values in a row (ggml's `ne[0]`, the first dimension stored).
+    row_len: usize,
     stored: GgmlType,
     header: Range<usize>,
     type_at: usize,
@@ -116,7 +226,7 @@ struct StoredTensor<'a> {
 }
 
 /// The tensors of `bytes`, after checking that the whole file parses as a model of
-/// `ftype` whose tensors are f32 or f16: header, mel filters, vocabulary, then tensors up
+/// `ftype` whose tensors are f32, f16 or q8_0 (the decoder's, converted here): header, mel filters, vocabulary, then tensors up
 /// to its last byte (the layout in this module's parent's docs).
 fn stored_tensors(bytes: &[u8], ftype: i32) -> Option<Vec<StoredTensor<'_>>> {
     let mut reader = ByteReader::new(bytes);
@@ -145,19 +255,31 @@ fn stored_tensors(bytes: &[u8], ftype: i32) -> Option<Vec<StoredTensor<'_>>> {
             return None;
         }
         let mut elements = 1usize;
-        for _ in 0..n_dims {
-            elements = elements.checked_mul(count(&mut reader)?)?;
+        let mut row_len = 0;
+        for dim in 0..n_dims {
+            let length = count(&mut reader)?;
+            if dim == 0 {
+                row_len = length;
+            }
+            elements = elements.checked_mul(length)?;
         }
         let name = reader.take(name_length, "tensor name").ok()?;
-        let stored = [GgmlType::F32, GgmlType::F16]
+        let stored = [GgmlType::F32, GgmlType::F16, GgmlType::Q8_0]
             .into_iter()
             .find(|&known| known as i32 == tensor_type)?;
+        if stored == GgmlType::Q8_0 && !row_len.is_multiple_of(QUANT_BLOCK_LEN) {
+            return None;
+        }
         let start = reader.position;
-        let size = elements.checked_mul(stored.data_size(1))?;
+        let size = match stored {
+            GgmlType::Q8_0 => (elements / QUANT_BLOCK_LEN).checked_mul(Q8_0_BLOCK_BYTES)?,
+            _ => elements.checked_mul(stored.data_size(1))?,
+        };
         reader.take(size, "tensor data").ok()?;
         tensors.push(StoredTensor {
             name,
             n_dims,
+            row_len,
             stored,
             header: header_start..start,
             type_at,
@@ -293,6 +415,7 @@ mod tests {
         let f16_file = shaped_model_file(WeightType::F16.ggml_ftype(), &expected);
         assert_eq!(converted, f16_file);
         assert!(!is_all_f32_model(&converted));
+        assert!(is_f16_model(&converted) && !is_f16_model(&original));
         // Not an all-f32 model, or not whole: nothing.
         let f16_header = shaped_model_file(WeightType::F16.ggml_ftype(), &stored);
         assert_eq!(f32_model_to_f16(&f16_header), None);
@@ -327,6 +450,68 @@ mod tests {
             ],
         );
         assert_eq!(bytes, expected);
+    }
+
+    #[test]
+    fn decoder_matrices_become_q8_0_and_the_rest_stays_as_stored() {
+        // A 32-value row: 0, 1/16, ..., 31/16 (exact in f16).
+        let values: Vec<f32> = (0..32u8).map(|i| f32::from(i) / 16.0).collect();
+        let row: Vec<u8> = values
+            .iter()
+            .flat_map(|&v| f32_to_f16_bits(v).to_le_bytes())
+            .collect();
+        let bias = 1.0f32.to_le_bytes();
+        let stored: [(&str, i32, &[i32], &[u8]); 4] = [
+            ("encoder.blocks.0.mlp.0.weight", F16, &[32, 1], &row),
+            ("decoder.token_embedding.weight", F16, &[32, 1], &row),
+            (
+                "decoder.blocks.0.cross_attn.key.weight",
+                F16,
+                &[32, 1],
+                &row,
+            ),
+            ("decoder.blocks.0.mlp.0.bias", F32, &[1], &bias),
+        ];
+        let original = shaped_model_file(WeightType::F16.ggml_ftype(), &stored);
+        let (converted, matrices) = decoder_matrices_to_q8_0(&original).expect("an f16 model");
+        assert_eq!(matrices, 2);
+        let mut block = Vec::new();
+        quantize_block_q8_0(&values, &mut block);
+        // ggml's reference: scale max/127 as f16, then each value / scale rounded.
+        assert_eq!(block.len(), Q8_0_BLOCK_BYTES);
+        assert_eq!(block[2..5], [0, 4, 8]);
+        assert_eq!(block[33], 127);
+        let q8_0 = GgmlType::Q8_0 as i32;
+        let mut expected = stored;
+        expected[1].1 = q8_0;
+        expected[1].3 = &block;
+        expected[2].1 = q8_0;
+        expected[2].3 = &block;
+        assert_eq!(
+            converted,
+            shaped_model_file(WeightType::F16.ggml_ftype(), &expected)
+        );
+        // The bf16 conversion after it takes the encoder's matrices only.
+        let mut both = converted;
+        assert_eq!(f16_matrices_to_bf16(&mut both), Some(1));
+        // Rows that are not whole blocks, no decoder matrix, or not an f16 model: nothing.
+        let short_row = &row[..2 * 16];
+        let odd: [(&str, i32, &[i32], &[u8]); 1] =
+            [("decoder.blocks.0.mlp.0.weight", F16, &[16, 1], short_row)];
+        assert_eq!(
+            decoder_matrices_to_q8_0(&shaped_model_file(WeightType::F16.ggml_ftype(), &odd)),
+            None
+        );
+        let encoder_only = shaped_model_file(WeightType::F16.ggml_ftype(), &stored[..1]);
+        assert_eq!(decoder_matrices_to_q8_0(&encoder_only), None);
+        assert_eq!(
+            decoder_matrices_to_q8_0(&shaped_model_file(7, &stored)),
+            None
+        );
+        assert_eq!(
+            decoder_matrices_to_q8_0(&original[..original.len() - 1]),
+            None
+        );
     }
 
     #[test]
