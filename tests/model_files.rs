@@ -91,7 +91,8 @@ fn an_all_f32_model_file_loads_and_hears_jfk_as_the_f16_one() {
 
 /// A model converted as it loads (the default weights' 8-bit decoder matrices) is kept in
 /// the cache directory and loaded from there the next time, with the same text; a kept
-/// copy that does not load (cut short) is made again; `off` keeps nothing.
+/// copy that does not load (cut short) is made again; `off`, or a directory that cannot be
+/// made, keeps nothing and the model still loads.
 #[test]
 fn a_converted_model_is_kept_on_disk_and_loaded_from_there_next_time() {
     let dir = repo_root().join(format!("target/tmp/model-cache-{}", std::process::id()));
@@ -152,6 +153,10 @@ fn a_converted_model_is_kept_on_disk_and_loaded_from_there_next_time() {
         !repo_root().join("off").exists(),
         "`off` is not a directory name"
     );
+    // A directory that cannot be made (below a file): converted in memory, as with `off`.
+    let blocked = dir.join("a-file");
+    std::fs::write(&blocked, b"not a directory").expect("write");
+    assert_eq!(transcribe(blocked.join("cache").as_os_str()), first);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(norm_words(&first), norm_words(JFK));
 }
