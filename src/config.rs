@@ -10,7 +10,7 @@
 //! | `CTXSCRIBE_VAD_MODEL` | path of a whisper.cpp Silero VAD model (ggml) | `silero-v6.2.0-ggml.bin` next to the model |
 //! | `CTXSCRIBE_THREADS` | engine threads per transcription | all available cores |
 //! | `CTXSCRIBE_DEVICE` | `auto` (the first GPU of a backend the build includes, else the CPU), `cpu` or `gpu` (an error without one); see [`Device`] | `auto` |
-//! | `CTXSCRIBE_WEIGHTS` | `as-stored` keeps the model's matrices as its file stores them, `unquantized` quantizes none (see [`Weights`]) | `fastest` (8-bit decoder matrices, bf16 where the CPU multiplies it natively) |
+//! | `CTXSCRIBE_WEIGHTS` | `fastest` makes the decoder's matrices 8-bit, `as-stored` keeps the model's matrices as its file stores them (see [`Weights`]) | `unquantized` (bf16 where the CPU multiplies it natively) |
 //! | `CTXSCRIBE_CACHE_DIR` | directory of models converted as they loaded (see [`crate::model::cache`]), or `off` | `~/.cache/ctxscribe` (or `$XDG_CACHE_HOME/ctxscribe`) |
 //! | `CTXSCRIBE_ASR_URL` | base URL of an OpenAI-compatible speech endpoint; when set, it transcribes instead of the embedded engine | unset (embedded engine) |
 //! | `CTXSCRIBE_ASR_KEY` | its API key (Bearer) | none |
@@ -210,13 +210,13 @@ pub fn default_device() -> Result<Device> {
 }
 
 /// The weights' format in memory: [`Weights::AsStored`] when `$CTXSCRIBE_WEIGHTS` is
-/// `as-stored`, [`Weights::Unquantized`] when it is `unquantized`, else
-/// [`Weights::Fastest`].
+/// `as-stored`, [`Weights::Fastest`] when it is `fastest`, else
+/// [`Weights::Unquantized`].
 #[must_use]
 pub fn default_weights() -> Weights {
     match non_empty_env(ENV_WEIGHTS).as_deref().map(str::trim) {
         Some("as-stored") => Weights::AsStored,
-        Some("unquantized") => Weights::Unquantized,
-        _ => Weights::Fastest,
+        Some("fastest") => Weights::Fastest,
+        _ => Weights::Unquantized,
     }
 }

@@ -277,10 +277,10 @@ impl ContextTranscriberBuilder {
         self
     }
 
-    /// The model's matrices in memory: [`Weights::Fastest`] (8-bit decoder matrices,
-    /// bf16 where the CPU multiplies it natively), [`Weights::Unquantized`] or
-    /// [`Weights::AsStored`]. Default: `$CTXSCRIBE_WEIGHTS` (`as-stored`,
-    /// `unquantized`), else [`Weights::Fastest`].
+    /// The model's matrices in memory: [`Weights::Unquantized`] (bf16 where the CPU
+    /// multiplies it natively), [`Weights::Fastest`] (and 8-bit decoder matrices) or
+    /// [`Weights::AsStored`]. Default: `$CTXSCRIBE_WEIGHTS` (`fastest`, `as-stored`),
+    /// else [`Weights::Unquantized`].
     pub fn with_weights(mut self, weights: Weights) -> Self {
         self.weights = Some(weights);
         self

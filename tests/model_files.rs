@@ -19,7 +19,7 @@ fn quantized_q8_0_base_transcribes_jfk_exactly() {
     assert_eq!(norm_words(&transcript.text), norm_words(JFK));
 }
 
-/// The default engine holds the decoder's matrices as 8-bit q8_0 copies of the model's
+/// The fastest weights hold the decoder's matrices as 8-bit q8_0 copies of the model's
 /// f16 ones and, on a CPU with AVX-512 BF16, the others as bf16 (src/engine/weights.rs):
 /// every English real clip must come out as well as with the matrices as stored
 /// (measured: 0.003 apart).
@@ -89,7 +89,7 @@ fn an_all_f32_model_file_loads_and_hears_jfk_as_the_f16_one() {
     assert_eq!(norm_words(&heard.text), norm_words(JFK));
 }
 
-/// A model converted as it loads (the default weights' 8-bit decoder matrices) is kept in
+/// A model converted as it loads (the fastest weights' 8-bit decoder matrices) is kept in
 /// the cache directory and loaded from there the next time, with the same text; a kept
 /// copy that does not load (cut short) is made again; `off`, or a directory that cannot be
 /// made, keeps nothing and the model still loads.
@@ -104,6 +104,7 @@ fn a_converted_model_is_kept_on_disk_and_loaded_from_there_next_time() {
             .arg(&jfk)
             .env("CTXSCRIBE_MODEL_DIR", models_dir())
             .env("CTXSCRIBE_CACHE_DIR", cache)
+            .env("CTXSCRIBE_WEIGHTS", "fastest")
             .output()
             .expect("run ctxscribe");
         assert!(output.status.success(), "{output:?}");
