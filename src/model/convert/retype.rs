@@ -120,7 +120,7 @@ pub(crate) fn decoder_matrices_to_q8_0(bytes: &[u8]) -> Option<(Vec<u8>, usize)>
         .iter()
         .map(|matrix| bytes.get(matrix.data.clone()))
         .collect::<Option<_>>()?;
-    let mut quantized = in_parallel(&data, |data| f16_to_q8_0(data, &widen)).into_iter();
+    let mut quantized = in_parallel(&data, |data| f16_to_q8_0(data, &widen))?.into_iter();
     let first = tensors.first()?.header.start;
     let mut out = Vec::with_capacity(bytes.len());
     out.extend_from_slice(bytes.get(..first)?);
@@ -131,10 +131,7 @@ pub(crate) fn decoder_matrices_to_q8_0(bytes: &[u8]) -> Option<(Vec<u8>, usize)>
             out.extend_from_slice(bytes.get(tensor.data.clone())?);
             continue;
         }
-        let type_in_header = tensor.type_at - tensor.header.start;
-        out.extend_from_slice(&header[..type_in_header]);
-        out.extend_from_slice(&(GgmlType::Q8_0 as i32).to_le_bytes());
-        out.extend_from_slice(&header[type_in_header + 4..]);
+        tensor.push_header_as(GgmlType::Q8_0, header, &mut out);
         out.extend_from_slice(&quantized.next()?);
     }
     Some((out, matrices.len()))
@@ -153,8 +150,9 @@ fn f16_to_q8_0(data: &[u8], widen: &[f32]) -> Vec<u8> {
     out
 }
 
-/// `work` of each item, in order, the items shared out among up to four threads.
-fn in_parallel<I: Sync, T: Send>(items: &[I], work: impl Fn(&I) -> T + Sync) -> Vec<T> {
+/// `work` of each item, in order, the items shared out among up to four threads; `None`
+/// if a thread panicked (its items' results would be missing from the order).
+fn in_parallel<I: Sync, T: Send>(items: &[I], work: impl Fn(&I) -> T + Sync) -> Option<Vec<T>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -168,13 +166,14 @@ fn in_parallel<I: Sync, T: Send>(items: &[I], work: impl Fn(&I) -> T + Sync) -> 
                 })
             })
             .collect();
-        workers
-            .into_iter()
-            .flat_map(|worker| worker.join().unwrap_or_default())
-            .collect()
-    });
+        let mut done = Vec::with_capacity(items.len());
+        for worker in workers {
+            done.extend(worker.join().ok()?);
+        }
+        Some(done)
+    })?;
     done.sort_unstable_by_key(|&(index, _)| index);
-    done.into_iter().map(|(_, result)| result).collect()
+    Some(done.into_iter().map(|(_, result)| result).collect())
 }
 
 /// The all-f32 ggml whisper model in `bytes` with its matrices and convolution kernels
@@ -200,10 +199,7 @@ pub(crate) fn f32_model_to_f16(bytes: &[u8]) -> Option<Vec<u8>> {
             out.extend_from_slice(data);
             continue;
         }
-        let type_in_header = tensor.type_at - tensor.header.start;
-        out.extend_from_slice(&header[..type_in_header]);
-        out.extend_from_slice(&(GgmlType::F16 as i32).to_le_bytes());
-        out.extend_from_slice(&header[type_in_header + 4..]);
+        tensor.push_header_as(GgmlType::F16, header, &mut out);
         for value in data.chunks_exact(4) {
             let value = f32::from_le_bytes([value[0], value[1], value[2], value[3]]);
             out.extend_from_slice(&f32_to_f16_bits(value).to_le_bytes());
@@ -223,6 +219,17 @@ struct StoredTensor<'a> {
     header: Range<usize>,
     type_at: usize,
     data: Range<usize>,
+}
+
+impl StoredTensor<'_> {
+    /// Appends this tensor's `header` (the file's bytes at [`Self::header`]) to `out`
+    /// with its type field saying `stored`.
+    fn push_header_as(&self, stored: GgmlType, header: &[u8], out: &mut Vec<u8>) {
+        let type_in_header = self.type_at - self.header.start;
+        out.extend_from_slice(&header[..type_in_header]);
+        out.extend_from_slice(&(stored as i32).to_le_bytes());
+        out.extend_from_slice(&header[type_in_header + 4..]);
+    }
 }
 
 /// The tensors of `bytes`, after checking that the whole file parses as a model of
