@@ -49,6 +49,7 @@ pub(crate) fn bench_second_decode(options: &Options, clips: &[Clip]) -> Result<(
                 stop: &Stop::NEVER,
                 bias: None,
                 sentence_case: true,
+                term_words: &[],
             };
             let mut second = 0.0;
             let started = Instant::now();

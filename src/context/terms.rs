@@ -197,6 +197,43 @@ impl ContextTerms {
     pub fn len(&self) -> usize {
         self.terms.len()
     }
+
+    /// The terms' words, lowercase, each once, in order: the words of their spoken forms and the
+    /// parts of their written forms between symbols and case changes ("nav", "bar" and
+    /// "tsx" for `NavBar.tsx`).
+    #[must_use]
+    pub fn words(&self) -> Vec<String> {
+        let mut words = std::collections::BTreeSet::new();
+        for term in &self.terms {
+            let spoken = term
+                .spoken
+                .iter()
+                .flat_map(|form| form.words.iter().cloned());
+            words.extend(spoken.chain(written_parts(&term.text)));
+        }
+        words.into_iter().collect()
+    }
+}
+
+/// The lowercase runs of letters of `text` between symbols and before each capital that
+/// follows a lowercase letter (`NavBar.tsx`: "nav", "bar", "tsx").
+fn written_parts(text: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut part = String::new();
+    let mut after_lowercase = false;
+    for c in text.chars() {
+        if (!c.is_alphabetic() || (c.is_uppercase() && after_lowercase)) && !part.is_empty() {
+            parts.push(std::mem::take(&mut part));
+        }
+        if c.is_alphabetic() {
+            part.extend(c.to_lowercase());
+        }
+        after_lowercase = c.is_lowercase();
+    }
+    if !part.is_empty() {
+        parts.push(part);
+    }
+    parts
 }
 
 /// The kind of a dictionary term, from its shape.
@@ -301,5 +338,15 @@ mod tests {
         let term = Term::new("Grafana", TermOrigin::Dictionary, TermKind::Name);
         assert_eq!(term.written_forms(), ["Grafana", " Grafana"]);
         assert_eq!(term.spoken_forms()[0].text(), "grafana");
+    }
+
+    #[test]
+    fn the_words_are_the_spoken_words_and_the_written_parts_sorted_once() {
+        let dictionary = Dictionary::from_terms(["NavBar.tsx", "Caoimhín"]).expect("valid");
+        let words = ContextTerms::from_context(&[], &dictionary).words();
+        for word in ["nav", "bar", "tsx", "dot", "caoimhín"] {
+            assert!(words.iter().any(|w| w == word), "{word} in {words:?}");
+        }
+        assert!(words.windows(2).all(|pair| pair[0] < pair[1]), "{words:?}");
     }
 }

@@ -36,6 +36,8 @@ pub(crate) struct DecodeRequest<'a> {
     /// same word in lowercase towards lowercase ([`super::casing`]): for plain decodes of
     /// languages that capitalise only names.
     pub(crate) sentence_case: bool,
+    /// Words whose capital [`Self::sentence_case`] keeps ([`super::EngineRequest::term_words`]).
+    pub(crate) term_words: &'a [String],
     /// Told of each segment the first, greedy (temperature-0) attempt closes
     /// ([`report_segment`]); [`fall_back`]'s attempts ignore it.
     pub(crate) on_segment: Option<SegmentHook<'a>>,

@@ -9,10 +9,11 @@
 //! holds at least [`LOWERCASE_SHARE`] of its probability, the lowercase word is written.
 //! A name keeps its capital: the model gives its lowercase form a few percent at most
 //! ("Brooklyn Bridge": 0.78 against 0.22 for "bridge"; "March" 0.99 against 0.01).
-//! Only plain transcription does this ([`super::EngineRequest::sentence_case`]): with
-//! context terms the corrections read the plain pass's capitals ("Nav Bar" for `NavBar`),
-//! and a context's prompt or biasing may ask for a capitalised term. German (and
-//! Luxembourgish) write every noun with a capital.
+//! Only plain decodes do this ([`super::EngineRequest::sentence_case`]): a context's
+//! prompt or biasing may ask for a capitalised term. In the plain decode of a request
+//! with context, a capital that may start one of the terms' words stays
+//! ([`super::EngineRequest::term_words`]): the corrections read the plain pass's capitals
+//! ("Nav Bar" for `NavBar`). German (and Luxembourgish) write every noun with a capital.
 
 use super::logits::log_sum_exp;
 use super::tokens::Vocabulary;
@@ -21,6 +22,10 @@ use crate::context::Language;
 /// The lowercase word wins when its probability is at least this share of the
 /// capitalised word's: the capital must be at least twice as likely to stand.
 const LOWERCASE_SHARE: f32 = 0.5;
+
+/// The fewest letters of a term's word that a longer capitalised word must start with to
+/// keep its capital: one or two letters ("j q" for `jq`) would keep most capitals.
+const MIN_TERM_WORD_PREFIX: usize = 3;
 
 /// Languages whose nouns are written with a capital mid-sentence.
 const NOUN_CAPITALISING: [&str; 2] = ["de", "lb"];
@@ -32,17 +37,21 @@ pub(super) fn applies_to(language: Language) -> bool {
 }
 
 /// The lowercase token to write instead of `chosen` (with its log-probability in `row`)
-/// when `chosen` starts a capitalised word mid-sentence (after `generated`) and the same
-/// word in lowercase is nearly as likely; `None` keeps `chosen`.
+/// when `chosen` starts a capitalised word mid-sentence (after `generated`) that may not
+/// start one of `term_words`, and the same word in lowercase is nearly as likely; `None`
+/// keeps `chosen`.
 pub(super) fn lowercase_if_unsure(
     row: &[f32],
     chosen: i32,
     generated: &[i32],
     vocabulary: &Vocabulary,
+    term_words: &[String],
 ) -> Option<(i32, f32)> {
     let bpe = vocabulary.bpe();
     let lower = lowercase_word_start(bpe.bytes_of(chosen))?;
-    if starts_a_sentence(&vocabulary.text_of(generated)) {
+    if may_start_a_term_word(&lower[1..], term_words)
+        || starts_a_sentence(&vocabulary.text_of(generated))
+    {
         return None;
     }
     let logit = |token: i32| {
@@ -79,6 +88,24 @@ fn lowercase_word_start(bytes: &[u8]) -> Option<Vec<u8>> {
     let mut lower = bytes.to_vec();
     lower[1] = first.to_ascii_lowercase();
     Some(lower)
+}
+
+/// True when a word that starts with `start` (lowercase letters) may be one of `words`
+/// (sorted): a word of them starts with it (" Nav" of "nav"), or it starts with a word of
+/// them of at least [`MIN_TERM_WORD_PREFIX`] letters (" Postgres" of "postgresql" and of
+/// "postgres").
+fn may_start_a_term_word(start: &[u8], words: &[String]) -> bool {
+    let Ok(start) = std::str::from_utf8(start) else {
+        return false;
+    };
+    // The words that start with `start` sort right at or after it.
+    let from = words.partition_point(|word| word.as_str() < start);
+    words.get(from).is_some_and(|word| word.starts_with(start))
+        || (MIN_TERM_WORD_PREFIX..start.len()).any(|end| {
+            words
+                .binary_search_by(|w| w.as_str().cmp(&start[..end]))
+                .is_ok()
+        })
 }
 
 /// True when the next word starts a sentence: nothing written yet (a window's first
@@ -125,7 +152,7 @@ mod tests {
     #[test]
     fn a_near_tie_mid_sentence_is_written_in_lowercase() {
         let v = vocabulary();
-        let picked = lowercase_if_unsure(&row(&[(1, 0.6), (2, 0.4)]), 1, &[0], &v);
+        let picked = lowercase_if_unsure(&row(&[(1, 0.6), (2, 0.4)]), 1, &[0], &v, &[]);
         let (token, logprob) = picked.expect("lowercase");
         assert_eq!(token, 2);
         assert!((logprob.exp() - 0.4).abs() < 0.01, "{logprob}");
@@ -134,7 +161,7 @@ mod tests {
     #[test]
     fn a_word_split_otherwise_in_lowercase_is_found_by_its_start() {
         let v = vocabulary();
-        let picked = lowercase_if_unsure(&row(&[(3, 0.6), (4, 0.34), (5, 0.05)]), 3, &[0], &v);
+        let picked = lowercase_if_unsure(&row(&[(3, 0.6), (4, 0.34), (5, 0.05)]), 3, &[0], &v, &[]);
         assert_eq!(picked.map(|p| p.0), Some(4));
     }
 
@@ -142,15 +169,35 @@ mod tests {
     fn a_likely_capital_a_sentence_start_and_acronyms_keep_their_case() {
         let v = vocabulary();
         // Twice as likely: a name.
-        assert!(lowercase_if_unsure(&row(&[(1, 0.66), (2, 0.32)]), 1, &[0], &v).is_none());
+        assert!(lowercase_if_unsure(&row(&[(1, 0.66), (2, 0.32)]), 1, &[0], &v, &[]).is_none());
         // No lowercase form at all ("March" the month).
-        assert!(lowercase_if_unsure(&row(&[(6, 0.9)]), 6, &[0], &v).is_none());
+        assert!(lowercase_if_unsure(&row(&[(6, 0.9)]), 6, &[0], &v, &[]).is_none());
         // After a full stop, and first in a window.
-        assert!(lowercase_if_unsure(&row(&[(1, 0.5), (2, 0.5)]), 1, &[0, 7], &v).is_none());
-        assert!(lowercase_if_unsure(&row(&[(1, 0.5), (2, 0.5)]), 1, &[], &v).is_none());
+        assert!(lowercase_if_unsure(&row(&[(1, 0.5), (2, 0.5)]), 1, &[0, 7], &v, &[]).is_none());
+        assert!(lowercase_if_unsure(&row(&[(1, 0.5), (2, 0.5)]), 1, &[], &v, &[]).is_none());
         // Not a capitalised word.
-        assert!(lowercase_if_unsure(&row(&[(8, 0.5), (0, 0.5)]), 8, &[0], &v).is_none());
-        assert!(lowercase_if_unsure(&row(&[(2, 0.5), (1, 0.5)]), 2, &[0], &v).is_none());
+        assert!(lowercase_if_unsure(&row(&[(8, 0.5), (0, 0.5)]), 8, &[0], &v, &[]).is_none());
+        assert!(lowercase_if_unsure(&row(&[(2, 0.5), (1, 0.5)]), 2, &[0], &v, &[]).is_none());
+    }
+
+    #[test]
+    fn a_capital_that_may_start_a_term_word_stays() {
+        let v = vocabulary();
+        let tie = row(&[(1, 0.5), (2, 0.5)]);
+        let words =
+            |list: &[&str]| -> Vec<String> { list.iter().map(|w| (*w).to_owned()).collect() };
+        // " Design" may start "designer" (a term's word) and is "design" itself.
+        for kept in [&["designer"][..], &["bar", "design"], &["des"]] {
+            assert!(
+                lowercase_if_unsure(&tie, 1, &[0], &v, &words(kept)).is_none(),
+                "{kept:?}"
+            );
+        }
+        // Unrelated words, and a word too short to tell ("j q" for `jq`: "de").
+        for lowered in [&["bar", "nav"][..], &["de"], &["desk"]] {
+            let picked = lowercase_if_unsure(&tie, 1, &[0], &v, &words(lowered));
+            assert_eq!(picked.map(|p| p.0), Some(2), "{lowered:?}");
+        }
     }
 
     #[test]

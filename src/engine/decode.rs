@@ -342,6 +342,22 @@ fn decode_attempt(
 }
 
 /// Greedy (temperature 0) or sampled decoding, with bias withdrawal at 0.
+/// The lowercase token a greedy, unbiased step of a `request` that asks for sentence case
+/// writes instead of `token` ([`casing::lowercase_if_unsure`]).
+fn sentence_case(
+    request: &DecodeRequest<'_>,
+    temperature: f32,
+    row: &[f32],
+    token: i32,
+    generated: &[i32],
+    vocabulary: &Vocabulary,
+) -> Option<(i32, f32)> {
+    if !request.sentence_case || request.bias.is_some() || temperature != 0.0 {
+        return None;
+    }
+    casing::lowercase_if_unsure(row, token, generated, vocabulary, request.term_words)
+}
+
 fn sample_or_pick(
     state: &mut DecoderState,
     vocabulary: &Vocabulary,
@@ -377,10 +393,7 @@ fn sample_or_pick(
         let Some((mut token, mut logprob)) = pick(&row, temperature, &mut rng) else {
             break;
         };
-        if request.sentence_case
-            && request.bias.is_none()
-            && temperature == 0.0
-            && let Some(lower) = casing::lowercase_if_unsure(&row, token, generated, vocabulary)
+        if let Some(lower) = sentence_case(request, temperature, &row, token, generated, vocabulary)
         {
             (token, logprob) = lower;
         }

@@ -78,6 +78,7 @@ impl EncodedWindow<'_> {
                 beam_size: beams,
                 stop_at_repeat: true,
                 sentence_case: false,
+                term_words: &[],
                 on_segment: None,
                 draft: Some(&self.draft),
             },

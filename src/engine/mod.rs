@@ -111,10 +111,14 @@ pub struct EngineRequest<'a> {
     pub stop: &'a Stop,
     /// Decode-time biasing towards the context terms' tokens, if any.
     pub bias: Option<&'a TermBias>,
-    /// Plain transcription (no context terms): a capital the model is unsure of
-    /// mid-sentence is written in lowercase (see `casing.rs`). With terms, the plain pass
-    /// keeps the model's capitals, which the corrections read ("Nav Bar" for `NavBar`).
+    /// A capital the model is unsure of mid-sentence is written in lowercase (see
+    /// `casing.rs`), unless the word may start one of `term_words`.
     pub sentence_case: bool,
+    /// The context terms' words, lowercase (their written parts and spoken forms: "nav",
+    /// "bar" for `NavBar`): a capital that may start one of them stays, since the
+    /// corrections read the plain pass's capitals ("Nav Bar" for `NavBar`). Empty without
+    /// context.
+    pub term_words: &'a [String],
 }
 
 /// What the engine produced.

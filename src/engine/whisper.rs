@@ -270,6 +270,7 @@ impl WhisperEngine {
             sentence_case: request.sentence_case
                 && context_prompt.is_empty()
                 && casing::applies_to(language),
+            term_words: request.term_words,
             on_segment,
             draft: None,
         };
@@ -467,6 +468,7 @@ impl WhisperEngine {
                 beam_size: 1,
                 stop_at_repeat: false,
                 sentence_case: false,
+                term_words: &[],
                 on_segment: None,
                 draft: None,
             };

@@ -123,13 +123,15 @@ impl Pipeline {
         // 3. Each window: its plain pass, the candidates and their judgement, its events.
         let policy = WindowPolicy::new(&*self.engine, self.layers, &messages, &terms);
         let mut events = Events::new(options.sink, audio_secs);
+        let term_words = terms.words();
         let request = EngineRequest {
             samples: &samples,
             languages: &languages,
             prompt: "",
             stop,
             bias: None,
-            sentence_case: terms.is_empty(),
+            sentence_case: true,
+            term_words: &term_words,
         };
         let (output, edits) = self.windows(&request, &policy, !terms.is_empty(), &mut events)?;
         // 4. The optional LLM review of the whole text.

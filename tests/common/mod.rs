@@ -105,6 +105,7 @@ pub fn plain_request<'a>(samples: &'a [f32], languages: &'a Languages) -> Engine
         stop: &NEVER,
         bias: None,
         sentence_case: true,
+        term_words: &[],
     }
 }
 
