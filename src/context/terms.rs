@@ -198,9 +198,9 @@ impl ContextTerms {
         self.terms.len()
     }
 
-    /// The terms' words, lowercase, each once, in order: the words of their spoken forms and the
-    /// parts of their written forms between symbols and case changes ("nav", "bar" and
-    /// "tsx" for `NavBar.tsx`).
+    /// The terms' words, lowercase, each once, sorted: the words of their spoken forms
+    /// and the parts of their written forms between symbols and case changes ("nav",
+    /// "bar" and "tsx" for `NavBar.tsx`).
     #[must_use]
     pub fn words(&self) -> Vec<String> {
         let mut words = std::collections::BTreeSet::new();

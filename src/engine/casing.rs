@@ -92,8 +92,7 @@ fn lowercase_word_start(bytes: &[u8]) -> Option<Vec<u8>> {
 
 /// True when a word that starts with `start` (lowercase letters) may be one of `words`
 /// (sorted): a word of them starts with it (" Nav" of "nav"), or it starts with a word of
-/// them of at least [`MIN_TERM_WORD_PREFIX`] letters (" Postgres" of "postgresql" and of
-/// "postgres").
+/// them of at least [`MIN_TERM_WORD_PREFIX`] letters (" Postgresql" of "postgres").
 fn may_start_a_term_word(start: &[u8], words: &[String]) -> bool {
     let Ok(start) = std::str::from_utf8(start) else {
         return false;
@@ -102,9 +101,9 @@ fn may_start_a_term_word(start: &[u8], words: &[String]) -> bool {
     let from = words.partition_point(|word| word.as_str() < start);
     words.get(from).is_some_and(|word| word.starts_with(start))
         || (MIN_TERM_WORD_PREFIX..start.len()).any(|end| {
-            words
-                .binary_search_by(|w| w.as_str().cmp(&start[..end]))
-                .is_ok()
+            start
+                .get(..end)
+                .is_some_and(|prefix| words.binary_search_by(|w| w.as_str().cmp(prefix)).is_ok())
         })
 }
 

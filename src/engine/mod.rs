@@ -114,10 +114,11 @@ pub struct EngineRequest<'a> {
     /// A capital the model is unsure of mid-sentence is written in lowercase (see
     /// `casing.rs`), unless the word may start one of `term_words`.
     pub sentence_case: bool,
-    /// The context terms' words, lowercase (their written parts and spoken forms: "nav",
-    /// "bar" for `NavBar`): a capital that may start one of them stays, since the
-    /// corrections read the plain pass's capitals ("Nav Bar" for `NavBar`). Empty without
-    /// context.
+    /// The context terms' words, lowercase and sorted, as
+    /// [`crate::context::ContextTerms::words`] gives them (their written parts and spoken
+    /// forms: "nav", "bar" for `NavBar`): a capital that may start one of them stays, since
+    /// the corrections read the plain pass's capitals ("Nav Bar" for `NavBar`). Empty
+    /// without context.
     pub term_words: &'a [String],
 }
 
