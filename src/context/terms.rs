@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 pub use super::mining::TermKind;
 use super::mining::{is_common_word, mine_terms};
-use super::spoken::{SpokenForm, spoken_forms};
+use super::spoken::{Piece, SpokenForm, split_pieces, spoken_forms};
 use super::{Dictionary, Message};
 
 /// At most this many mined terms are kept (the dictionary is never cut).
@@ -199,8 +199,8 @@ impl ContextTerms {
     }
 
     /// The terms' words, lowercase, each once, sorted: the words of their spoken forms
-    /// and the parts of their written forms between symbols and case changes ("nav",
-    /// "bar" and "tsx" for `NavBar.tsx`).
+    /// and the words of their spelling as [`split_pieces`] splits it ("nav", "bar" and
+    /// "tsx" for `NavBar.tsx`).
     #[must_use]
     pub fn words(&self) -> Vec<String> {
         let mut words = std::collections::BTreeSet::new();
@@ -209,31 +209,16 @@ impl ContextTerms {
                 .spoken
                 .iter()
                 .flat_map(|form| form.words.iter().cloned());
-            words.extend(spoken.chain(written_parts(&term.text)));
+            let written = split_pieces(&term.text)
+                .into_iter()
+                .filter_map(|piece| match piece {
+                    Piece::Word(word) => Some(word.to_lowercase()),
+                    Piece::Number(_) | Piece::Symbol(_) => None,
+                });
+            words.extend(spoken.chain(written));
         }
         words.into_iter().collect()
     }
-}
-
-/// The lowercase runs of letters of `text` between symbols and before each capital that
-/// follows a lowercase letter (`NavBar.tsx`: "nav", "bar", "tsx").
-fn written_parts(text: &str) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut part = String::new();
-    let mut after_lowercase = false;
-    for c in text.chars() {
-        if (!c.is_alphabetic() || (c.is_uppercase() && after_lowercase)) && !part.is_empty() {
-            parts.push(std::mem::take(&mut part));
-        }
-        if c.is_alphabetic() {
-            part.extend(c.to_lowercase());
-        }
-        after_lowercase = c.is_lowercase();
-    }
-    if !part.is_empty() {
-        parts.push(part);
-    }
-    parts
 }
 
 /// The kind of a dictionary term, from its shape.

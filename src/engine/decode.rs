@@ -341,7 +341,6 @@ fn decode_attempt(
     Ok(finish(searched, &setup, vocabulary, request, temperature))
 }
 
-/// Greedy (temperature 0) or sampled decoding, with bias withdrawal at 0.
 /// The lowercase token a greedy, unbiased step of a `request` that asks for sentence case
 /// writes instead of `token` ([`casing::lowercase_if_unsure`]).
 fn sentence_case(
@@ -358,6 +357,7 @@ fn sentence_case(
     casing::lowercase_if_unsure(row, token, generated, vocabulary, request.term_words)
 }
 
+/// Greedy (temperature 0) or sampled decoding, with bias withdrawal at 0.
 fn sample_or_pick(
     state: &mut DecoderState,
     vocabulary: &Vocabulary,
