@@ -506,8 +506,9 @@ fn a_beam_search_past_the_deadline_stops_with_a_typed_error() {
 
 /// The engine's per-window passes on jfk: more decodes and scores reuse the window's one
 /// encoder pass; a beam-search decode is whisper.cpp's batched search, which encodes the
-/// window once more, after which the scores still hold; the spoken words score above a
-/// near miss; bad sequences are typed errors.
+/// window once more, after which the scores still hold (and which an 11 s window does not
+/// count as cheap); the spoken words score above a near miss; bad sequences are typed
+/// errors.
 #[test]
 fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
     let (engine, samples) = base_engine_and_jfk();
@@ -515,9 +516,11 @@ fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
     let request = plain_request(&samples, &languages);
     let before = engine.encoder_passes();
     let mut passes_before_beams = 0;
+    let mut beams_are_cheap = true;
     let mut seen = Vec::new();
     let mut judge = |window: &mut dyn WindowPasses| {
         let plain = window.plain_text().to_owned();
+        beams_are_cheap = window.beams_are_cheap();
         let prompted = window.decode_prompted("Americans, country.", None)?;
         let again = window.decode_prompted("", None)?;
         let _ = window.score("", " And so my fellow", " Americans")?;
@@ -546,6 +549,10 @@ fn passes_of_a_window_share_its_encoding_and_score_the_spoken_words_higher() {
         .on_engine_threads(|| transcribe_judged(&mut engine.session(&request)?, &mut judge))
         .expect("transcribe");
     assert_eq!(passes_before_beams, 1, "one window, one encoder pass");
+    assert!(
+        !beams_are_cheap,
+        "an 11 s window's search costs several greedy decodes"
+    );
     assert_eq!(
         engine.encoder_passes() - before,
         2,

@@ -15,6 +15,12 @@ use super::text::{text_before, window_text};
 use crate::context::Language;
 use crate::error::Result;
 
+/// The longest window whose beam search costs about a greedy decode (10 s): whisper.cpp's
+/// batched search encodes the window again and decodes every beam to its end, 0.45-0.99 s
+/// on the short dictation clips (2-6.5 s) and 3-8 s on the 20-28 s windows of a long
+/// dictation.
+const CHEAP_SEARCH_MAX_SAMPLES: usize = 10 * crate::audio::TARGET_SAMPLE_RATE as usize;
+
 /// One window's encoding, open for more decodes and for scoring: every pass the
 /// window's judge asks for reuses the one encoder pass (and the KV cache of any prefix
 /// the passes share).
@@ -178,6 +184,10 @@ impl WindowPasses for EncodedWindow<'_> {
 
     fn can_score(&self) -> bool {
         true
+    }
+
+    fn beams_are_cheap(&self) -> bool {
+        self.trimmed_ctx.is_some() && self.audio.len() <= CHEAP_SEARCH_MAX_SAMPLES
     }
 
     fn decode_prompted(&mut self, prompt: &str, bias: Option<&TermBias>) -> Result<String> {

@@ -168,6 +168,16 @@ pub trait WindowPasses {
     /// [`crate::Error::TranscriptionFailed`] when decoding fails or the deadline passes.
     fn decode_prompted(&mut self, prompt: &str, bias: Option<&TermBias>) -> crate::Result<String>;
 
+    /// True when a beam search of this window ([`WindowPasses::decode_prompted_beams`])
+    /// costs about what a greedy decode does, as it does for a remote provider (which
+    /// decodes as it always does) and for the embedded engine's batched search of an
+    /// encoding trimmed to the window; the embedded engine searches a window of a full
+    /// 30 s encoding hypothesis by hypothesis, step by step, at several times a greedy
+    /// decode's cost.
+    fn beams_are_cheap(&self) -> bool {
+        true
+    }
+
     /// [`WindowPasses::decode_prompted`] without bias, searching `beams` hypotheses where
     /// the provider can (the embedded engine; others decode as they always do).
     ///

@@ -238,7 +238,13 @@ impl<'a> WindowPolicy<'a> {
             // Greedy decoding prompted with a list of names tends to copy the list
             // ("Xiaoqing, Zhiwei, Jiaqi." for a sentence about them), and with a list
             // of identifiers to glue words ("WillAndFunWillHandleLeonCoralRotation");
-            // the beams keep other continuations alive. Only these failures pay for them.
+            // the beams keep other continuations alive. Only these failures pay for
+            // them, and only where a search costs about a greedy decode: on the 20-28 s
+            // windows of a long dictation it took 3-8 s a window for one term of the
+            // long-dictation set's 260 (docs/context.md).
+            if !window.beams_are_cheap() {
+                return Ok(text.to_owned());
+            }
             second = finish(&window.decode_prompted_beams(&prompt, FALLBACK_BEAMS)?);
         }
         if !keeps_the_speech(text, &second) {
