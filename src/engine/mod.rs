@@ -169,11 +169,11 @@ pub trait WindowPasses {
     fn decode_prompted(&mut self, prompt: &str, bias: Option<&TermBias>) -> crate::Result<String>;
 
     /// True when a beam search of this window ([`WindowPasses::decode_prompted_beams`])
-    /// costs about what a greedy decode does, as it does for a remote provider (which
-    /// decodes as it always does) and for the embedded engine's batched search of an
-    /// encoding trimmed to the window; the embedded engine searches a window of a full
-    /// 30 s encoding hypothesis by hypothesis, step by step, at several times a greedy
-    /// decode's cost.
+    /// costs about what a greedy decode does: for a remote provider (which decodes as it
+    /// always does), and for the embedded engine on a window of up to 10 s (whisper.cpp's
+    /// batched search, on an encoding trimmed to the window). A longer window's search
+    /// costs several greedy decodes: the batched one encodes the window again, and one
+    /// of a full 30 s encoding advances hypothesis by hypothesis.
     fn beams_are_cheap(&self) -> bool {
         true
     }
