@@ -30,17 +30,19 @@
 //!
 //! The second transcript is taken whole ([`Corrector::prefer_second_pass`]) when it
 //! writes more of the terms than the merge and is still the same transcript: about as
-//! many letters and at least half of the merged words. Where the first pass misheard a
+//! many letters and at least half of the merged words, and no term written where the
+//! merge has no word or only function words (as the merge drops such a term). Where the first pass misheard a
 //! name or a product ("the top, Tash" for "up stash"), the prompted decoder, which
 //! heard the same audio knowing the terms, is the better witness than a spelling-based
 //! sound match; the alignment of misheard words with a term is the weak link.
 //! Measured on the context sets (benches/ctxset; docs/context.md): term recall +0.06 on the
 //! tuning half, +0.07 on the validation half.
 
-use super::phonetic::weighted_distance;
+use super::phonetic::{folded_letters, weighted_distance};
 use super::words::PATH_SYMBOLS;
 use super::{
-    Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, same_but_apostrophes, tokenize,
+    Corrector, MatchMode, RELEVANCE_THRESHOLD, Token, contains_word, same_but_apostrophes,
+    says_nothing, tokenize,
 };
 
 /// Highest normalised phonetic distance at which a whole differing block of the second
@@ -160,10 +162,44 @@ impl Corrector {
             .filter(|w| second_words.contains(*w))
             .count();
         let (num, den) = SECOND_PASS_MIN_SHARED_WORDS;
-        if shared * den < merged_words.len() * num {
+        if shared * den < merged_words.len() * num || self.adds_a_term_over_nothing(merged, second)
+        {
             return merged.to_owned();
         }
         self.without_added_ends(merged, second, more_follows)
+    }
+
+    /// True when `second` writes a term that `merged` does not where `merged` has,
+    /// between the same aligned words, no word or only function words ("Ktor, New Hire
+    /// set" for "The new higher set"): nothing the first transcript heard sounds like
+    /// it, and the merge drops such a term too. Words added before `merged`'s first word
+    /// or after its last are [`Self::without_added_ends`]' business.
+    fn adds_a_term_over_nothing(&self, merged: &str, second: &str) -> bool {
+        let (ours, theirs) = (tokenize(merged), tokenize(second));
+        if ours.len().max(theirs.len()) > MAX_ALIGNED_WORDS {
+            return false;
+        }
+        differing_blocks(&ours, &theirs).iter().any(|block| {
+            let at_an_end =
+                block.ours.is_empty() && (block.ours.start == 0 || block.ours.start == ours.len());
+            let (Some(from), Some(to)) = (
+                theirs.get(block.theirs.start),
+                theirs.get(block.theirs.end.wrapping_sub(1)),
+            ) else {
+                return false;
+            };
+            if block.theirs.is_empty() {
+                return false; // the second transcript left words out: it added nothing
+            }
+            let added = &second[from.core_start..to.core_end];
+            !at_an_end
+                && ours[block.ours.clone()]
+                    .iter()
+                    .all(|token| says_nothing(&token.words))
+                && self.terms.iter().any(|term| {
+                    contains_word(added, &term.text) && !contains_word(merged, &term.text)
+                })
+        })
     }
 
     /// `second` without the words it adds before the first word of `merged` or after
@@ -363,6 +399,57 @@ impl Corrector {
         } else {
             COMMON_WORDS_MERGE_THRESHOLD
         })
+    }
+
+    /// Whether a prompted decode's terms merged into the plain decode corrected without
+    /// its guesses (`into_heard`, corrected since) make a better text than the same
+    /// terms merged into the plain decode corrected (`into_text`; `guesses`: the terms
+    /// its correction guessed, [`super::Correction::guessed_terms`]). The merge never
+    /// swaps a term for another, so a guessed term keeps out the term a decode hearing
+    /// the audio with the context writes over the guessed word's phrase (`esomeprazole`
+    /// over "Essum Prasal", guessed `Bazel` by "Prasal" alone). `into_heard` wins when it
+    /// writes a term `into_text` does not and lacks only guesses, none of them a longer
+    /// spelling of a term it writes instead (a pass that writes `DB` in "seed DB.sh"
+    /// agrees with the guess `scripts/seed_db.sh`).
+    #[must_use]
+    pub fn heard_merge_wins(&self, into_text: &str, into_heard: &str, guesses: &[String]) -> bool {
+        let (before, after) = (
+            self.written_terms(into_text),
+            self.written_terms(into_heard),
+        );
+        let lost: Vec<Vec<u8>> = before
+            .iter()
+            .filter(|term| !after.contains(term))
+            .map(|term| folded_letters(term))
+            .collect();
+        let mut gained = after
+            .iter()
+            .filter(|term| !before.contains(term))
+            .peekable();
+        gained.peek().is_some()
+            && before
+                .iter()
+                .filter(|term| !after.contains(term))
+                .all(|term| guesses.contains(term))
+            && gained.all(|term| {
+                let letters = folded_letters(term);
+                !lost.iter().any(|guess| {
+                    letters.is_empty()
+                        || guess
+                            .windows(letters.len())
+                            .any(|part| part == letters.as_slice())
+                })
+            })
+    }
+
+    /// The terms `text` writes, in the terms' order.
+    #[must_use]
+    pub fn written_terms(&self, text: &str) -> Vec<String> {
+        self.terms
+            .iter()
+            .filter(|term| contains_word(text, &term.text))
+            .map(|term| term.text.clone())
+            .collect()
     }
 
     /// True when `text` writes one of the terms.
@@ -600,6 +687,65 @@ mod tests {
         Corrector::new(&terms).prefer_second_pass(merged, second, more_follows)
     }
 
+    /// Word-level edits of dictated sentences (words dropped, repeated, replaced by a
+    /// term or another word, punctuation moved), as two decodes of one window differ:
+    /// every merge of one into the other returns text and never panics (a block where
+    /// the second transcript left words out is empty on its side).
+    #[test]
+    fn merging_any_two_transcripts_of_a_window_never_panics() {
+        let terms = [
+            "Upstash",
+            "Ktor",
+            "esomeprazole",
+            "Bazel",
+            "scripts/seed_db.sh",
+            "DB",
+            "NavBar.tsx",
+            "--atomic",
+        ];
+        let dictionary = Dictionary::from_terms(terms).expect("valid");
+        let corrector = Corrector::new(&ContextTerms::from_context(&[], &dictionary));
+        let words = [
+            "The", "rate", "limiter", "keeps", "its", "counters", "in", "the", "top,", "Tash.",
+            "Give", "Essum", "Prasal", "for", "two", "weeks.", "Could", "a", "new", "hire", "set",
+            "this", "up", "alone?", "Run", "script", "slash", "cdb.sh", "now,", "é",
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |below: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % below as u64).expect("small")
+        };
+        for _ in 0..3000 {
+            let first: Vec<&str> = (0..1 + next(14))
+                .map(|_| words[next(words.len())])
+                .collect();
+            let mut second = first.clone();
+            for _ in 0..next(5) {
+                let at = next(second.len() + 1);
+                match next(4) {
+                    0 if at < second.len() => {
+                        second.remove(at);
+                    }
+                    1 => second.insert(at, terms[next(terms.len())]),
+                    2 if at < second.len() => second[at] = words[next(words.len())],
+                    _ => second.insert(at, ","),
+                }
+            }
+            let (first, second) = (first.join(" "), second.join(" "));
+            let all: Vec<usize> = (0..terms.len()).collect();
+            let merged = corrector.merge_second_pass(&first, &second, &all);
+            let preferred = corrector.prefer_second_pass(&merged, &second, next(2) == 0);
+            let guesses = corrector.correct(&first, None).guessed_terms();
+            let _ = corrector.heard_merge_wins(&merged, &preferred, &guesses);
+            assert!(
+                !merged.is_empty() && !preferred.is_empty(),
+                "{first:?} / {second:?}"
+            );
+        }
+    }
+
     #[test]
     fn the_second_transcript_is_taken_whole_only_when_it_is_the_same_transcript() {
         let merged = "The rate limit will keep its count on the top, Tash.";
@@ -763,6 +909,21 @@ mod tests {
             ),
             "Store them in Qdrant."
         );
+    }
+
+    #[test]
+    fn the_second_transcript_is_not_taken_whole_for_a_term_over_function_words() {
+        let merged = "She moved the road to the open file. The new higher set is up alone.";
+        let second = "She moved the road to the open file. Ktor, New Hire set, Missed Alone.";
+        assert_eq!(prefer(&["Ktor", "Upstash"], merged, second), merged);
+        // Over words that say something, the same transcript is taken.
+        let merged = "She moved the road to the open file. Cater new higher set is up alone.";
+        let second = "She moved the road to the open file. Ktor new higher set is up alone.";
+        assert_eq!(prefer(&["Ktor", "Upstash"], merged, second), second);
+        // A second transcript that leaves words out and adds a term elsewhere.
+        let merged = "Log in, please, to the top, Tash today.";
+        let second = "Log in to Upstash today.";
+        assert_eq!(prefer(&["Ktor", "Upstash"], merged, second), second);
     }
 
     #[test]

@@ -120,6 +120,20 @@ pub struct Correction {
     pub replacements: Vec<Replacement>,
 }
 
+impl Correction {
+    /// The terms of the replacements that were guesses: one word Whisper has no
+    /// whole-word token for, matched to a name more loosely than [`MATCH_THRESHOLD`]
+    /// allows any other span ([`Corrector::correct_without_guesses`] leaves them out).
+    #[must_use]
+    pub fn guessed_terms(&self) -> Vec<String> {
+        self.replacements
+            .iter()
+            .filter(|replacement| replacement.cost > MATCH_THRESHOLD + 1e-4)
+            .map(|replacement| replacement.term.clone())
+            .collect()
+    }
+}
+
 /// Corrects transcripts towards the terms of one request; build it once per request.
 #[derive(Debug, Clone)]
 pub struct Corrector {
@@ -248,6 +262,21 @@ impl Corrector {
     /// the transcript's language (`None`: unknown, treated as English).
     #[must_use]
     pub fn correct(&self, text: &str, language: Option<Language>) -> Correction {
+        self.correct_with(text, language, true)
+    }
+
+    /// [`Corrector::correct`] without its guesses: one word Whisper has no whole-word
+    /// token for, matched loosely to a name ([`UNKNOWN_WORD_THRESHOLD`]), stays as
+    /// written. A guess is the spelling rules' reading of a word the decoder did not
+    /// know; a decode prompted with the terms hears the audio, and where it writes
+    /// another term over the guessed word's phrase it is the better witness ("Essum
+    /// Prasal" is `esomeprazole`, not the `Bazel` that "Prasal" alone sounds like).
+    #[must_use]
+    pub fn correct_without_guesses(&self, text: &str, language: Option<Language>) -> Correction {
+        self.correct_with(text, language, false)
+    }
+
+    fn correct_with(&self, text: &str, language: Option<Language>, guesses: bool) -> Correction {
         if self.forms.is_empty() || text.is_empty() {
             return Correction {
                 text: text.to_owned(),
@@ -260,7 +289,7 @@ impl Corrector {
         } else {
             (text.to_owned(), Vec::new())
         };
-        let mut corrected = self.correct_spans(&unglued, language);
+        let mut corrected = self.correct_spans(&unglued, language, guesses);
         replacements.append(&mut corrected.replacements);
         corrected.replacements = replacements;
         corrected
@@ -315,13 +344,16 @@ impl Corrector {
     }
 
     /// The span-matching pass (see the module documentation).
-    fn correct_spans(&self, text: &str, language: Option<Language>) -> Correction {
+    fn correct_spans(&self, text: &str, language: Option<Language>, guesses: bool) -> Correction {
         let unchanged = || Correction {
             text: text.to_owned(),
             replacements: Vec::new(),
         };
         let view = split_said_symbols(text);
-        let (tokens, candidates) = self.strict_candidates(&view, language);
+        let (tokens, mut candidates) = self.strict_candidates(&view, language);
+        if !guesses {
+            candidates.retain(|candidate| candidate.cost <= MATCH_THRESHOLD + 1e-4);
+        }
         let protected = self.already_written(&tokens, text);
         let chosen = choose(candidates, &protected, &tokens, &self.terms);
         if chosen.is_empty() {

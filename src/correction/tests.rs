@@ -140,6 +140,33 @@ fn a_guessed_spelling_of_a_name_becomes_the_name() {
 }
 
 #[test]
+fn a_guess_gives_way_to_the_term_a_prompted_decode_heard() {
+    // "Prasal" alone sounds like `Bazel` as closely as a guessed name may; the phrase
+    // "Essum Prasal" is the drug a decode prompted with the terms wrote.
+    let c = corrector(&["esomeprazole", "Bazel", "Saoirse"], &[]);
+    let plain = "Give Essum Prasal for two weeks.";
+    assert_eq!(fix(&c, plain), "Give Essum Bazel for two weeks.");
+    let heard = c.correct_without_guesses(plain, None).text;
+    assert_eq!(heard, plain);
+    let all = [0, 1, 2];
+    let merged = c.merge_second_pass(&heard, "Give esomeprazole for two weeks.", &all);
+    assert_eq!(merged, "Give esomeprazole for two weeks.");
+    assert_eq!(fix(&c, &merged), merged);
+    // Merged into the guess, the same pass cannot swap one term for another.
+    let guessed = fix(&c, plain);
+    assert_eq!(
+        c.merge_second_pass(&guessed, "Give esomeprazole for two weeks.", &all),
+        guessed
+    );
+    // Strict matches stay: only guesses wait for the passes.
+    assert_eq!(
+        c.correct_without_guesses("Send it to Sersha and Bazel.", None)
+            .text,
+        "Send it to Sersha and Bazel."
+    );
+}
+
+#[test]
 fn a_lowercase_word_of_a_list_needs_a_close_match_to_replace_an_unknown_word() {
     // A rare-word list of the real clips: "amiable" (a word, though not a common
     // one) sounds about as close to "annibal" as "Sersha" to Saoirse, but the

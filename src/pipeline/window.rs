@@ -24,6 +24,36 @@ const DICTIONARY_BIAS_WEIGHT: f32 = 1.0;
 /// Biasing weight of a term mined from the messages (it may not be said).
 const MINED_BIAS_WEIGHT: f32 = 0.8;
 
+/// One window's texts between the passes: `first`, the plain decode; `text`, the
+/// plain decode corrected with the passes' terms merged in; `heard`, the same from the
+/// plain decode corrected without its guesses (`guesses`: the terms guessed;
+/// [`Corrector::correct_without_guesses`]); `finish`, the correction.
+#[derive(Clone, Copy)]
+struct Passes<'p> {
+    first: &'p str,
+    text: &'p str,
+    heard: &'p str,
+    guesses: &'p [String],
+    finish: &'p dyn Fn(&str) -> String,
+}
+
+impl Passes<'_> {
+    /// The terms among `candidates` that a prompted decode `second` writes, merged into
+    /// the text ([`Corrector::merge_second_pass`]) and into `heard`; the merge into
+    /// `heard`, corrected, is the text where it wins ([`Corrector::heard_merge_wins`]).
+    /// Returns the text and `heard`, merged.
+    fn merge(&self, corrector: &Corrector, second: &str, candidates: &[usize]) -> (String, String) {
+        let into_text = corrector.merge_second_pass(self.text, second, candidates);
+        let heard = corrector.merge_second_pass(self.heard, second, candidates);
+        let into_heard = (self.finish)(&heard);
+        if corrector.heard_merge_wins(&into_text, &into_heard, self.guesses) {
+            (into_heard, heard)
+        } else {
+            (into_text, heard)
+        }
+    }
+}
+
 /// The per-window policy of one transcriber: its speech provider (to tokenize prompts
 /// and build biases) and the context layers switched on.
 pub(super) struct WindowPolicy<'a> {
@@ -131,7 +161,11 @@ impl<'a> WindowPolicy<'a> {
             }
         };
         let first = window.plain_text().to_owned();
-        let mut text = finish(&first);
+        let correction =
+            (layers.correction && !terms.is_empty()).then(|| corrector.correct(&first, language));
+        let mut text = correction
+            .as_ref()
+            .map_or_else(|| first.clone(), |correction| correction.text.clone());
         let all_written = |text: &str| {
             terms
                 .terms()
@@ -141,11 +175,32 @@ impl<'a> WindowPolicy<'a> {
         if !(layers.prompt || layers.biasing) || first.is_empty() {
             return Ok(text);
         }
+        let (mut heard, guesses) = match &correction {
+            Some(correction) => (
+                corrector.correct_without_guesses(&first, language).text,
+                correction.guessed_terms(),
+            ),
+            None => (first.clone(), Vec::new()),
+        };
         if !all_written(&text) {
-            text = self.term_pass(window, terms, corrector, &first, &text, &finish)?;
+            let passes = Passes {
+                first: &first,
+                text: &text,
+                heard: &heard,
+                guesses: &guesses,
+                finish: &finish,
+            };
+            (text, heard) = self.term_pass(window, terms, corrector, &passes)?;
         }
         if layers.prompt && !all_written(&text) {
-            text = self.context_pass(window, messages, terms, corrector, &text, &finish)?;
+            let passes = Passes {
+                first: &first,
+                text: &text,
+                heard: &heard,
+                guesses: &guesses,
+                finish: &finish,
+            };
+            text = self.context_pass(window, messages, terms, corrector, &passes)?;
         }
         Ok(text)
     }
@@ -160,15 +215,23 @@ impl<'a> WindowPolicy<'a> {
     /// merged into `text` only where `text` has words that sound like them
     /// ([`Corrector::merge_second_pass`]): the decoder may write a term it was told
     /// about, and the merge keeps out one the audio did not say.
+    ///
+    /// Returns the text and `heard` with the terms merged ([`Passes::merge`]).
     fn term_pass(
         &self,
         window: &mut dyn WindowPasses,
         terms: &ContextTerms,
         corrector: &Corrector,
-        first: &str,
-        text: &str,
-        finish: &dyn Fn(&str) -> String,
-    ) -> Result<String> {
+        passes: &Passes<'_>,
+    ) -> Result<(String, String)> {
+        let Passes {
+            first,
+            text,
+            heard,
+            finish,
+            ..
+        } = *passes;
+        let unchanged = || (text.to_owned(), heard.to_owned());
         let layers = self.layers;
         let mut indices = corrector.relevant_terms(first);
         indices.truncate(MAX_GLOSSARY_TERMS);
@@ -186,7 +249,7 @@ impl<'a> WindowPolicy<'a> {
             .iter()
             .any(|t| !contains_word(text, t.text()));
         if !unwritten {
-            return Ok(text.to_owned());
+            return Ok(unchanged());
         }
         let count_tokens = |text: &str| self.count_tokens(text);
         let prompt = if layers.prompt {
@@ -212,9 +275,9 @@ impl<'a> WindowPolicy<'a> {
             second = finish(&window.decode_prompted(&prompt, None)?);
         }
         Ok(if keeps_the_speech(text, &second) {
-            corrector.merge_second_pass(text, &second, &indices)
+            passes.merge(corrector, &second, &indices)
         } else {
-            text.to_owned()
+            unchanged()
         })
     }
 
@@ -227,9 +290,9 @@ impl<'a> WindowPolicy<'a> {
         messages: &[Message],
         terms: &ContextTerms,
         corrector: &Corrector,
-        text: &str,
-        finish: &dyn Fn(&str) -> String,
+        passes: &Passes<'_>,
     ) -> Result<String> {
+        let Passes { text, finish, .. } = *passes;
         let glossary = terms.leading(MAX_GLOSSARY_TERMS);
         let count_tokens = |text: &str| self.count_tokens(text);
         let prompt = context::prompt::render_prompt(messages, &glossary, &count_tokens);
@@ -251,7 +314,7 @@ impl<'a> WindowPolicy<'a> {
             return Ok(text.to_owned());
         }
         let all: Vec<usize> = (0..terms.len()).collect();
-        let merged = corrector.merge_second_pass(text, &second, &all);
+        let (merged, _) = passes.merge(corrector, &second, &all);
         Ok(corrector.prefer_second_pass(&merged, &second, window.continues()))
     }
 
@@ -272,5 +335,67 @@ impl<'a> WindowPolicy<'a> {
             })
             .collect();
         self.engine.term_bias(&weighted, BiasStrength::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Passes;
+    use crate::context::{ContextTerms, Dictionary};
+    use crate::correction::Corrector;
+
+    fn merged(dictionary: &[&str], first: &str, second: &str) -> String {
+        let dictionary = Dictionary::from_terms(dictionary).expect("valid");
+        let terms = ContextTerms::from_context(&[], &dictionary);
+        let corrector = Corrector::new(&terms);
+        let correction = corrector.correct(first, None);
+        let heard = corrector.correct_without_guesses(first, None).text;
+        let finish = |text: &str| corrector.correct(text, None).text;
+        let passes = Passes {
+            first,
+            text: &correction.text,
+            heard: &heard,
+            guesses: &correction.guessed_terms(),
+            finish: &finish,
+        };
+        let all: Vec<usize> = (0..terms.len()).collect();
+        passes.merge(&corrector, second, &all).0
+    }
+
+    #[test]
+    fn a_guess_gives_way_to_another_term_a_pass_writes_over_its_phrase() {
+        assert_eq!(
+            merged(
+                &["esomeprazole", "Bazel"],
+                "Give Essum Prasal for two weeks.",
+                "Give esomeprazole for two weeks."
+            ),
+            "Give esomeprazole for two weeks."
+        );
+    }
+
+    #[test]
+    fn a_guess_stays_where_the_pass_writes_a_part_of_it() {
+        assert_eq!(
+            merged(
+                &["scripts/seed_db.sh", "DB"],
+                "Runscript slash cdb.sh before the demo.",
+                "Runscript slash seed DB.sh before the demo."
+            ),
+            "Runscript slash scripts/seed_db.sh before the demo."
+        );
+    }
+
+    #[test]
+    fn a_term_the_plain_decode_matched_strictly_is_never_swapped() {
+        let first = "Open src/components/NavBar.tsx now.";
+        assert_eq!(
+            merged(
+                &["src/components/NavBar.tsx", "src/pages/index.tsx"],
+                first,
+                "Open src/pages/index.tsx now."
+            ),
+            first
+        );
     }
 }
