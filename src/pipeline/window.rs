@@ -37,7 +37,23 @@ struct Passes<'p> {
     finish: &'p dyn Fn(&str) -> String,
 }
 
-impl Passes<'_> {
+impl<'p> Passes<'p> {
+    fn new(
+        first: &'p str,
+        text: &'p str,
+        heard: &'p str,
+        guesses: &'p [String],
+        finish: &'p dyn Fn(&str) -> String,
+    ) -> Self {
+        Passes {
+            first,
+            text,
+            heard,
+            guesses,
+            finish,
+        }
+    }
+
     /// The terms among `candidates` that a prompted decode `second` writes, merged into
     /// the text ([`Corrector::merge_second_pass`]) and into `heard`; the merge into
     /// `heard`, corrected, is the text where it wins ([`Corrector::heard_merge_wins`]).
@@ -183,23 +199,11 @@ impl<'a> WindowPolicy<'a> {
             None => (first.clone(), Vec::new()),
         };
         if !all_written(&text) {
-            let passes = Passes {
-                first: &first,
-                text: &text,
-                heard: &heard,
-                guesses: &guesses,
-                finish: &finish,
-            };
+            let passes = Passes::new(&first, &text, &heard, &guesses, &finish);
             (text, heard) = self.term_pass(window, terms, corrector, &passes)?;
         }
         if layers.prompt && !all_written(&text) {
-            let passes = Passes {
-                first: &first,
-                text: &text,
-                heard: &heard,
-                guesses: &guesses,
-                finish: &finish,
-            };
+            let passes = Passes::new(&first, &text, &heard, &guesses, &finish);
             text = self.context_pass(window, messages, terms, corrector, &passes)?;
         }
         Ok(text)
