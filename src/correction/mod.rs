@@ -129,7 +129,7 @@ impl Correction {
     pub fn guessed_terms(&self) -> Vec<String> {
         self.replacements
             .iter()
-            .filter(|replacement| replacement.cost > MATCH_THRESHOLD + 1e-4)
+            .filter(|replacement| is_guess(replacement.cost))
             .map(|replacement| replacement.term.clone())
             .collect()
     }
@@ -305,7 +305,7 @@ impl Corrector {
         let view = split_said_symbols(text);
         let (tokens, mut candidates) = self.strict_candidates(&view, language);
         if !guesses {
-            candidates.retain(|candidate| candidate.cost <= MATCH_THRESHOLD + 1e-4);
+            candidates.retain(|candidate| !is_guess(candidate.cost));
         }
         let protected = self.already_written(&tokens, text);
         let chosen = choose(candidates, &protected, &tokens, &self.terms);
@@ -727,6 +727,12 @@ fn move_article_n(text: &str) -> Option<String> {
         }
     }
     changed.then(|| out.join(" "))
+}
+
+/// True for the cost of a guess: a match looser than [`MATCH_THRESHOLD`] allows any span
+/// but one unknown word ([`UNKNOWN_WORD_THRESHOLD`]).
+fn is_guess(cost: f32) -> bool {
+    cost > MATCH_THRESHOLD + 1e-4
 }
 
 /// Picks the best non-overlapping candidates: lowest cost, then most words, then the

@@ -192,10 +192,17 @@ impl<'a> WindowPolicy<'a> {
             return Ok(text);
         }
         let (mut heard, guesses) = match &correction {
-            Some(correction) => (
-                corrector.correct_without_guesses(&first, language).text,
-                correction.guessed_terms(),
-            ),
+            Some(correction) => {
+                let guesses = correction.guessed_terms();
+                // The correction chooses its spans cheapest first, so a guess it did not
+                // choose took no span from another: without guesses, the same text.
+                let heard = if guesses.is_empty() {
+                    correction.text.clone()
+                } else {
+                    corrector.correct_without_guesses(&first, language).text
+                };
+                (heard, guesses)
+            }
             None => (first.clone(), Vec::new()),
         };
         if !all_written(&text) {
@@ -355,13 +362,8 @@ mod tests {
         let correction = corrector.correct(first, None);
         let heard = corrector.correct_without_guesses(first, None).text;
         let finish = |text: &str| corrector.correct(text, None).text;
-        let passes = Passes {
-            first,
-            text: &correction.text,
-            heard: &heard,
-            guesses: &correction.guessed_terms(),
-            finish: &finish,
-        };
+        let guesses = correction.guessed_terms();
+        let passes = Passes::new(first, &correction.text, &heard, &guesses, &finish);
         let all: Vec<usize> = (0..terms.len()).collect();
         passes.merge(&corrector, second, &all).0
     }

@@ -31,10 +31,11 @@
 //! The second transcript is taken whole ([`Corrector::prefer_second_pass`]) when it
 //! writes more of the terms than the merge and is still the same transcript: about as
 //! many letters and at least half of the merged words, and no term written where the
-//! merge has no word or only function words (as the merge drops such a term). Where the first pass misheard a
-//! name or a product ("the top, Tash" for "up stash"), the prompted decoder, which
-//! heard the same audio knowing the terms, is the better witness than a spelling-based
-//! sound match; the alignment of misheard words with a term is the weak link.
+//! merge has no word or only function words (as the merge drops such a term). Where the
+//! first pass misheard a name or a product ("the top, Tash" for "up stash"), the prompted
+//! decoder, which heard the same audio knowing the terms, is the better witness than a
+//! spelling-based sound match; the alignment of misheard words with a term is the weak
+//! link.
 //! Measured on the context sets (benches/ctxset; docs/context.md): term recall +0.06 on the
 //! tuning half, +0.07 on the validation half.
 
@@ -182,15 +183,10 @@ impl Corrector {
         differing_blocks(&ours, &theirs).iter().any(|block| {
             let at_an_end =
                 block.ours.is_empty() && (block.ours.start == 0 || block.ours.start == ours.len());
-            let (Some(from), Some(to)) = (
-                theirs.get(block.theirs.start),
-                theirs.get(block.theirs.end.wrapping_sub(1)),
-            ) else {
-                return false;
-            };
             if block.theirs.is_empty() {
                 return false; // the second transcript left words out: it added nothing
             }
+            let (from, to) = (&theirs[block.theirs.start], &theirs[block.theirs.end - 1]);
             let added = &second[from.core_start..to.core_end];
             !at_an_end
                 && ours[block.ours.clone()]
@@ -417,23 +413,19 @@ impl Corrector {
             self.written_terms(into_text),
             self.written_terms(into_heard),
         );
-        let lost: Vec<Vec<u8>> = before
-            .iter()
-            .filter(|term| !after.contains(term))
-            .map(|term| folded_letters(term))
-            .collect();
+        let lost: Vec<&String> = before.iter().filter(|term| !after.contains(term)).collect();
+        if !lost.iter().all(|term| guesses.contains(term)) {
+            return false;
+        }
+        let lost_letters: Vec<Vec<u8>> = lost.iter().map(|term| folded_letters(term)).collect();
         let mut gained = after
             .iter()
             .filter(|term| !before.contains(term))
             .peekable();
         gained.peek().is_some()
-            && before
-                .iter()
-                .filter(|term| !after.contains(term))
-                .all(|term| guesses.contains(term))
             && gained.all(|term| {
                 let letters = folded_letters(term);
-                !lost.iter().any(|guess| {
+                !lost_letters.iter().any(|guess| {
                     letters.is_empty()
                         || guess
                             .windows(letters.len())
