@@ -59,6 +59,24 @@ pub fn is_common_word(word: &str) -> bool {
     false
 }
 
+/// English words Whisper's vocabulary does not hold whole (see the file's header).
+const ENGLISH_WORDS_TEXT: &str = include_str!("english_words.txt");
+
+/// True when `word` in lowercase is an ordinary word: a common word
+/// ([`is_common_word`]) or one of an English word list ("flask", "nix", "retool"). A
+/// name in lowercase ("upstash", "qdrant") is not.
+#[must_use]
+pub fn is_ordinary_word(word: &str) -> bool {
+    static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        ENGLISH_WORDS_TEXT
+            .lines()
+            .filter(|line| !line.starts_with('#') && !line.is_empty())
+            .collect()
+    });
+    is_common_word(word) || words.contains(word.to_lowercase().as_str())
+}
+
 /// True when the lowercase `word` is a whole word of Whisper's vocabulary.
 fn is_vocabulary_word(word: &str) -> bool {
     static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
@@ -513,5 +531,15 @@ mod tests {
         assert!(is_common_word("dictates"));
         assert!(is_common_word("styled"));
         assert!(!is_common_word("axum"));
+    }
+
+    #[test]
+    fn ordinary_words_include_english_words_whisper_spells_in_pieces() {
+        for word in ["flask", "Nix", "retool", "the", "dictates"] {
+            assert!(is_ordinary_word(word), "{word}");
+        }
+        for name in ["upstash", "Qdrant", "tailscale", "plavix", "séresta"] {
+            assert!(!is_ordinary_word(name), "{name}");
+        }
     }
 }

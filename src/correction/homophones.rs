@@ -9,6 +9,7 @@ use super::merge::{MAX_ALIGNED_WORDS, Splice, differing_blocks_by, joined_key};
 use super::phonetic::weighted_distance;
 use super::words::capitalised;
 use super::{Corrector, Token, contains_word, tokenize};
+use crate::context::mining::is_ordinary_word;
 
 /// A word of a first transcript (the splice's bytes `from..to`) that a corrected version
 /// replaced by the splice's text (bytes `corrected` there), which writes the term that
@@ -37,9 +38,10 @@ impl Corrector {
     /// (said "jason"), "the sequel" -> `SQL`, "spark" -> `Spark`. Whisper heard the sound
     /// right and chose an ordinary word; only the sentence's meaning can tell which was
     /// meant, which the sound-based guards cannot. Also every capitalised one-word term
-    /// written in place of its own letters in another case, known word or not
-    /// ("tailscale" -> `Tailscale`), and where `first` has no word of its letters
-    /// ([`Corrector::ordinary_word_terms`]); both are `same_letters`. Not listed: a word
+    /// written in place of its own letters in another case where they make an ordinary
+    /// word ("flask" -> `Flask`, not "tailscale" -> `Tailscale`), and where `first` has no
+    /// word of its letters ([`Corrector::ordinary_word_terms`]); both are
+    /// `same_letters`. Not listed: a word
     /// that only sounds like the term ("quadrant" for `Qdrant`: misheard), words that
     /// together spell a spoken form ("parse config file" for `parse_config_file`), a
     /// lowercase term (`helm`: case changes no meaning).
@@ -144,23 +146,30 @@ impl Corrector {
     }
 
     /// The capitalised one-word term (`Flask`) that `text` is when the word `old` is the
-    /// same letters in another case ("flask"), whether or not Whisper knows the word.
+    /// same letters in another case ("flask") and an ordinary word, whether or not
+    /// Whisper's vocabulary holds it whole ([`is_ordinary_word`]). A name written in
+    /// lowercase ("tailscale") is no word the term could be mistaken for: not listed.
     fn capitalised_as_is(&self, old: &[Token<'_>], text: &str) -> Option<usize> {
         let [word] = old else {
             return None;
         };
+        if !is_ordinary_word(word.core) {
+            return None;
+        }
         self.terms.iter().position(|entry| {
             entry.text == text && is_capitalised(&entry.text) && entry.letters == word.letters
         })
     }
 
     /// Where `corrected` writes a capitalised one-word term (`Nix`, `Flask`, `Cerys`)
-    /// whose letters `first` does not write in any case: the prompted passes may have heard an ordinary word
-    /// and written the term ("Let's mix the" -> "Let's Nix the" for "let's nix the";
-    /// "Fill the flask" -> `Flask`). Sound cannot tell the term from the word of the
-    /// same letters; the sentence can, and a name the model does not take for a word
-    /// keeps its capital. Not listed: a term at a sentence start (its case tells
-    /// nothing), or inside `judged` (edits already listed).
+    /// whose letters `first` does not write in any case: the prompted passes may have
+    /// heard an ordinary word and written the term ("Let's mix the" -> "Let's Nix the"
+    /// for "let's nix the"; "Fill the flask" -> `Flask`). Sound cannot tell the term
+    /// from the word of the same letters; the sentence can. The term's letters need not
+    /// make a word here: `first` wrote something else, which the prompted passes may
+    /// have replaced by a name that sounds like it ("Dino" -> `Deno`), and the sentence
+    /// read with the name and without it still tells. Not listed: a term at a sentence
+    /// start (its case tells nothing), or inside `judged` (edits already listed).
     fn ordinary_word_terms(
         &self,
         first: &str,
@@ -174,7 +183,7 @@ impl Corrector {
                 continue;
             }
             // The first transcript's own word is weighed by `homophone_edits`, or kept
-            // (a word Whisper does not know: its guess at a name, "tailscale").
+            // (a name Whisper spelled in lowercase, "tailscale").
             let word = entry.text.to_lowercase();
             if contains_word(&first, &word) {
                 continue;
@@ -239,11 +248,13 @@ mod tests {
         assert_eq!(listed, ["Jason -> JSON"]);
         let listed = homophone_edits(&["Spark"], "Fit new spark plugs.", "Fit new Spark plugs.");
         assert_eq!(listed, ["spark -> Spark"]);
-        // A capitalised term in place of its own letters is listed, known word or not
-        // (the sentence decides); a lowercase term changes no meaning; words that say a
-        // spoken form in full are the term.
-        let listed = homophone_edits(&["Tailscale"], "Use tailscale.", "Use Tailscale.");
-        assert_eq!(listed, ["tailscale -> Tailscale"]);
+        // A capitalised term in place of its own letters is listed where they make an
+        // ordinary word, known to Whisper's vocabulary or not (the sentence decides), and
+        // not where they are the name in lowercase; a lowercase term changes no meaning;
+        // words that say a spoken form in full are the term.
+        let listed = homophone_edits(&["Flask"], "Fill the flask.", "Fill the Flask.");
+        assert_eq!(listed, ["flask -> Flask"]);
+        assert!(homophone_edits(&["Tailscale"], "Use tailscale.", "Use Tailscale.").is_empty());
         assert!(homophone_edits(&["helm"], "Helm upgrade it.", "helm upgrade it.").is_empty());
         let listed = homophone_edits(
             &["--atomic"],
@@ -273,6 +284,11 @@ mod tests {
     fn a_capitalised_word_term_the_passes_wrote_is_weighed_against_the_word() {
         let listed = homophone_edits(&["Nix"], "Let's mix the sync.", "Let's Nix the sync.");
         assert_eq!(listed, ["nix -> Nix"]);
+        // Weighed whether or not its letters make a word: the first transcript wrote
+        // another one, which the name may have replaced by its sound.
+        let first = "The kids loved the Dino exhibit.";
+        let listed = homophone_edits(&["Deno"], first, "The kids loved the Deno exhibit.");
+        assert_eq!(listed, ["deno -> Deno"]);
         let edits = corrector(&["Flask"], &[])
             .homophone_edits("Feel the last wind.", "Fill the Flask with.");
         assert_eq!(edits.len(), 1);
