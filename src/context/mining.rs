@@ -68,25 +68,25 @@ const ENGLISH_WORDS_TEXT: &str = include_str!("english_words.txt");
 #[must_use]
 pub fn is_ordinary_word(word: &str) -> bool {
     static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    let words = WORDS.get_or_init(|| {
-        ENGLISH_WORDS_TEXT
-            .lines()
-            .filter(|line| !line.starts_with('#') && !line.is_empty())
-            .collect()
-    });
-    is_common_word(word) || words.contains(word.to_lowercase().as_str())
+    is_common_word(word)
+        || WORDS
+            .get_or_init(|| word_list(ENGLISH_WORDS_TEXT))
+            .contains(word.to_lowercase().as_str())
 }
 
 /// True when the lowercase `word` is a whole word of Whisper's vocabulary.
 fn is_vocabulary_word(word: &str) -> bool {
     static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    let words = WORDS.get_or_init(|| {
-        COMMON_WORDS_TEXT
-            .lines()
-            .filter(|line| !line.starts_with('#') && !line.is_empty())
-            .collect()
-    });
-    words.contains(word)
+    WORDS
+        .get_or_init(|| word_list(COMMON_WORDS_TEXT))
+        .contains(word)
+}
+
+/// The words of a word list file: one a line, `#` comment lines and empty ones left out.
+fn word_list(text: &'static str) -> HashSet<&'static str> {
+    text.lines()
+        .filter(|line| !line.starts_with('#') && !line.is_empty())
+        .collect()
 }
 
 /// A term found in the messages.
