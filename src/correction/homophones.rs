@@ -41,10 +41,9 @@ impl Corrector {
     /// written in place of its own letters in another case where they make an ordinary
     /// word ("flask" -> `Flask`, not "tailscale" -> `Tailscale`), and where `first` has no
     /// word of its letters ([`Corrector::ordinary_word_terms`]); both are
-    /// `same_letters`. Not listed: a word
-    /// that only sounds like the term ("quadrant" for `Qdrant`: misheard), words that
-    /// together spell a spoken form ("parse config file" for `parse_config_file`), a
-    /// lowercase term (`helm`: case changes no meaning).
+    /// `same_letters`. Not listed: a word that only sounds like the term ("quadrant" for
+    /// `Qdrant`: misheard), words that together spell a spoken form ("parse config file"
+    /// for `parse_config_file`), a lowercase term (`helm`: case changes no meaning).
     pub(crate) fn homophone_edits(&self, first: &str, corrected: &str) -> Vec<HomophoneEdit> {
         let (ours, theirs) = (tokenize(first), tokenize(corrected));
         if ours.len().max(theirs.len()) > MAX_ALIGNED_WORDS {
@@ -153,12 +152,12 @@ impl Corrector {
         let [word] = old else {
             return None;
         };
-        if !is_ordinary_word(word.core) {
-            return None;
-        }
-        self.terms.iter().position(|entry| {
-            entry.text == text && is_capitalised(&entry.text) && entry.letters == word.letters
-        })
+        self.terms
+            .iter()
+            .position(|entry| {
+                entry.text == text && is_capitalised(&entry.text) && entry.letters == word.letters
+            })
+            .filter(|_| is_ordinary_word(word.core))
     }
 
     /// Where `corrected` writes a capitalised one-word term (`Nix`, `Flask`, `Cerys`)
