@@ -336,8 +336,10 @@ fn load_context(
     let params = || {
         let mut params = WhisperContextParameters::default();
         params.use_gpu(use_gpu);
-        // Flash attention stays off: on this CPU it was no faster and raised WER on short
-        // clips (5 s clips: WER 0.355 vs 0.113, measured with `make bench`).
+        // Flash attention stays off: whisper.cpp's flash-attention graphs pad the
+        // encoder's and the cross-attention's keys to a multiple of 256 without a mask, so
+        // an encoding trimmed to a window attends to stale rows (5 s clips: WER 0.355 vs
+        // 0.113); unpadded, ggml's CPU flash attention was slower (docs/benchmarks.md).
         params.flash_attn(false);
         params
     };
