@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use ctxscribe::engine::EngineRequest;
 use ctxscribe::{Language, Languages};
 
 /// Words of `transcript` written with a capital mid-sentence (after a word that does not
@@ -32,15 +33,28 @@ fn spurious_capitals(sentence: &str, transcript: &str) -> Vec<String> {
         .collect()
 }
 
+/// The casing rule on the plain decode against the same decode without it, on the 14
+/// clips: it must leave fewer capitals mid-sentence where the sentence has the word in
+/// lowercase, and every name heard keeps its capital. Compared in one run, not against a
+/// fixed count: the near ties it breaks differ with the CPU's kernels (measured: 4 against
+/// 9 with the AVX2 kernels' f16 matrices, 6 against 9 with bf16 ones).
 #[test]
 fn ordinary_nouns_mid_sentence_stay_lowercase_and_names_keep_their_capital() {
-    let mut capitals = Vec::new();
+    let engine = base_engine(2, true);
+    let (mut with_rule, mut without_rule) = (Vec::new(), Vec::new());
     let mut report = Vec::new();
     for clip in casing_clips() {
-        let text = transcribe_file(base_transcriber(), &clip.path, Languages::Auto)
-            .expect("transcribe")
-            .text;
-        capitals.extend(spurious_capitals(&clip.sentence, &text));
+        let samples = samples_16k(&clip.path);
+        let languages = Languages::Auto;
+        let request = plain_request(&samples, &languages);
+        let text = engine.transcribe(&request).expect("transcribe").text;
+        let unruled = EngineRequest {
+            sentence_case: false,
+            ..plain_request(&samples, &languages)
+        };
+        let unruled = engine.transcribe(&unruled).expect("transcribe").text;
+        with_rule.extend(spurious_capitals(&clip.sentence, &text));
+        without_rule.extend(spurious_capitals(&clip.sentence, &unruled));
         // A name heard is written with its capital.
         let name = clip.term.as_str();
         let heard = text
@@ -50,11 +64,21 @@ fn ordinary_nouns_mid_sentence_stay_lowercase_and_names_keep_their_capital() {
             name == "-" || !heard || text.contains(name),
             "{name} lost its capital: {text}"
         );
-        report.push(format!("{} -> {text}", clip.sentence));
+        report.push(format!(
+            "{} -> {text} (without the rule: {unruled})",
+            clip.sentence
+        ));
     }
-    // Measured on these 14 clips: 4 such capitals ("School Board" in one voice, where the
-    // model is sure of them), 9 when every capital the model prefers is written.
-    assert!(capitals.len() <= 5, "{capitals:?}\n{}", report.join("\n"));
+    eprintln!(
+        "capitals mid-sentence: {} with the rule, {} without",
+        with_rule.len(),
+        without_rule.len()
+    );
+    assert!(
+        with_rule.len() < without_rule.len(),
+        "{with_rule:?} against {without_rule:?}\n{}",
+        report.join("\n")
+    );
 }
 
 #[test]
