@@ -454,10 +454,12 @@ fn a_whole_minute_is_transcribed_not_just_the_first_window() {
             Dictionary::default(),
         )
         .expect("transcribe");
-    // Counted on the words: Whisper may write a pause as "ask not... what".
+    // Counted on the words every copy keeps: Whisper may write a pause as "ask not...
+    // what", and a copy may lose a word ("my fellow America asked what your country":
+    // seen with bf16 matrices on an AVX-512 BF16 CPU).
     let count = words(&transcript.text)
         .join(" ")
-        .matches("ask not what your country")
+        .matches("what your country can do for you")
         .count();
     assert_eq!(count, 5, "{}", transcript.text);
     // The segments are placed in the input's time, across windows: each copy of jfk
