@@ -48,11 +48,11 @@ fn ordinary_nouns_mid_sentence_stay_lowercase_and_names_keep_their_capital() {
         let languages = Languages::Auto;
         let request = plain_request(&samples, &languages);
         let text = engine.transcribe(&request).expect("transcribe").text;
-        let unruled = EngineRequest {
+        let without_casing = EngineRequest {
             sentence_case: false,
             ..plain_request(&samples, &languages)
         };
-        let unruled = engine.transcribe(&unruled).expect("transcribe").text;
+        let unruled = engine.transcribe(&without_casing).expect("transcribe").text;
         with_rule.extend(spurious_capitals(&clip.sentence, &text));
         without_rule.extend(spurious_capitals(&clip.sentence, &unruled));
         // A name heard is written with its capital.
