@@ -276,6 +276,51 @@ pub(crate) fn keeps_the_speech(first: &str, second: &str) -> bool {
     letters(second) * MIN_LETTERS_KEPT.1 >= letters(first) * MIN_LETTERS_KEPT.0
 }
 
+/// True when text that follows `previous` (the transcript so far) starts a sentence:
+/// nothing before it, or `previous` ends one (`.`, `!`, `?`, `…`).
+pub(crate) fn starts_a_sentence_after(previous: &str) -> bool {
+    previous
+        .trim_end()
+        .trim_end_matches(['"', '\'', ')', '\u{201d}'])
+        .chars()
+        .last()
+        .is_none_or(|c| matches!(c, '.' | '!' | '?' | '\u{2026}'))
+}
+
+/// `text`, which starts a sentence, with its first word capitalised where it is written
+/// in lowercase: Whisper starts a transcript in lowercase where it gives the capital a
+/// little less than the lowercase word (" that" 36.6 against " That" 35.2 for "The has
+/// unsaved changes flag..."), as a segment of its training data that continues one.
+/// Only a word of lowercase letters (with apostrophes or hyphens inside: "l'analyse"),
+/// none of whose parts is one of `term_words` (the context's terms' words, lowercase,
+/// sorted): a term written in lowercase (`kubectl`) or an identifier (`settings.py`,
+/// `hasUnsavedChanges`) stays as written. `None` when nothing changes.
+pub(crate) fn capitalised_sentence_start(text: &str, term_words: &[String]) -> Option<String> {
+    let start = text.len() - text.trim_start().len();
+    let rest = &text[start..];
+    let word = rest.split_whitespace().next()?;
+    let core = word.trim_end_matches(|c: char| !c.is_alphanumeric());
+    let mut chars = core.chars();
+    let first = chars.next()?;
+    let lowercase_word = first.is_lowercase()
+        && chars.all(|c| c.is_lowercase() || c == '\'' || c == '-')
+        && !core.ends_with(['\'', '-']);
+    let term_word = core.split(['\'', '-']).any(|part| {
+        term_words
+            .binary_search_by(|w| w.as_str().cmp(part))
+            .is_ok()
+    });
+    let capital: String = first.to_uppercase().collect();
+    if !lowercase_word || term_word || capital == first.to_string() {
+        return None;
+    }
+    Some(format!(
+        "{}{capital}{}",
+        &text[..start],
+        &rest[first.len_utf8()..]
+    ))
+}
+
 /// The share of the first transcript's letters another must keep (numerator,
 /// denominator).
 const MIN_LETTERS_KEPT: (usize, usize) = (3, 5);
@@ -298,6 +343,46 @@ mod tests {
             "Being Anjali, Rohan about Q4 roadmap."
         ));
         assert!(keeps_the_speech("", ""));
+    }
+
+    #[test]
+    fn a_sentence_start_in_lowercase_gets_its_capital_unless_a_term_or_identifier() {
+        let capital = |text: &str| capitalised_sentence_start(text, &["kubectl".into()]);
+        assert_eq!(
+            capital(" that has unsaved changes flag.").as_deref(),
+            Some(" That has unsaved changes flag.")
+        );
+        assert_eq!(
+            capital("le fichier contient la clé.").as_deref(),
+            Some("Le fichier contient la clé.")
+        );
+        assert_eq!(
+            capital("l'analyse, d'abord.").as_deref(),
+            Some("L'analyse, d'abord.")
+        );
+        assert_eq!(capital("élève.").as_deref(), Some("Élève."));
+        for kept in [
+            "That is fine.",
+            "kubectl apply it.",
+            "settings.py holds it.",
+            "hasUnsavedChanges never resets.",
+            "e.g. this one.",
+            "3 pods restarted.",
+            "",
+            "日本語です。",
+        ] {
+            assert_eq!(capital(kept), None, "{kept}");
+        }
+    }
+
+    #[test]
+    fn a_sentence_starts_after_its_end_or_nothing() {
+        assert!(starts_a_sentence_after(""));
+        assert!(starts_a_sentence_after("It works. "));
+        assert!(starts_a_sentence_after("Does it?"));
+        assert!(starts_a_sentence_after("He said \"stop.\""));
+        assert!(!starts_a_sentence_after("And so, my fellow Americans,"));
+        assert!(!starts_a_sentence_after("We use settings"));
     }
 
     fn timed() -> Vec<Segment> {

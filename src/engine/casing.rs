@@ -18,6 +18,7 @@
 use super::logits::log_sum_exp;
 use super::tokens::Vocabulary;
 use crate::context::Language;
+use crate::transcript::capitalised_sentence_start;
 
 /// The lowercase word wins when its probability is at least this share of the
 /// capitalised word's: the capital must be at least twice as likely to stand.
@@ -74,6 +75,35 @@ pub(super) fn lowercase_if_unsure(
         return None;
     }
     Some((candidate, lowercase - log_sum_exp(row)))
+}
+
+/// `tokens` (a decode's transcript tokens, which start a sentence) with the first word
+/// capitalised where the text has it in lowercase ([`capitalised_sentence_start`]): the
+/// first text token replaced by its text with a capital, one token where the vocabulary
+/// has it, else that text's tokens.
+pub(super) fn capitalise_first_word(
+    tokens: &mut Vec<i32>,
+    vocabulary: &Vocabulary,
+    term_words: &[String],
+) {
+    if capitalised_sentence_start(&vocabulary.text_of(tokens), term_words).is_none() {
+        return;
+    }
+    let bpe = vocabulary.bpe();
+    let Some(index) = tokens.iter().position(|&t| vocabulary.is_text(t)) else {
+        return;
+    };
+    let Ok(piece) = std::str::from_utf8(bpe.bytes_of(tokens[index])) else {
+        return;
+    };
+    let Some(capital) = capitalised_sentence_start(piece, &[]) else {
+        return;
+    };
+    if let Some(token) = bpe.id_of(capital.as_bytes()) {
+        tokens[index] = token;
+    } else if let Some(spelled) = bpe.encode(&capital) {
+        tokens.splice(index..=index, spelled);
+    }
 }
 
 /// `bytes` with its first letter in lowercase when it is a space, a capital and at
@@ -146,6 +176,23 @@ mod tests {
             row[token] = p.ln();
         }
         row
+    }
+
+    #[test]
+    fn a_transcript_that_starts_in_lowercase_gets_a_capital_token() {
+        let v = vocabulary_of(&[" that", " That", " has", " tit", " T", "it", "rate", " kub"]);
+        let timestamp = v.timestamp_token(0);
+        let mut tokens = vec![timestamp, 0, 2];
+        capitalise_first_word(&mut tokens, &v, &[]);
+        assert_eq!(tokens, [timestamp, 1, 2]);
+        // A capitalised piece the vocabulary lacks is spelled by its tokens.
+        let mut tokens = vec![3, 6];
+        capitalise_first_word(&mut tokens, &v, &[]);
+        assert_eq!(v.text_of(&tokens), " Titrate");
+        // A term written in lowercase stays so.
+        let mut tokens = vec![7];
+        capitalise_first_word(&mut tokens, &v, &["kub".into()]);
+        assert_eq!(tokens, [7]);
     }
 
     #[test]

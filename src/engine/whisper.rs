@@ -25,7 +25,7 @@ use super::{Backend, Decoding, EngineConfig, EngineRequest, SegmentWatcher};
 use crate::audio::TARGET_SAMPLE_RATE;
 use crate::context::{Language, Languages};
 use crate::error::{Error, Result};
-use crate::transcript::{Segment, keeps_the_speech};
+use crate::transcript::{Segment, keeps_the_speech, starts_a_sentence_after};
 
 /// A window decoded at a temperature above this does not condition the next one
 /// (faster-whisper's `prompt_reset_on_temperature`).
@@ -246,12 +246,22 @@ impl WhisperEngine {
         } else {
             context_prompt
         };
+        // A window that starts a sentence starts with a capital (`capitalise_first_word`).
+        let previous = run.texts.iter().rev().find(|t| !t.trim().is_empty());
+        let starts_sentence = previous.is_none_or(|text| starts_a_sentence_after(text));
+        let sentence_case = |tokens: &mut Vec<i32>| {
+            if starts_sentence {
+                casing::capitalise_first_word(tokens, self.model.vocabulary(), request.term_words);
+            }
+        };
         // The first attempt's closed segments are shown to the watcher as they come.
         let watch = RefCell::new(watch);
         let report = |tokens: &[i32]| {
+            let mut tokens = tokens.to_vec();
+            sentence_case(&mut tokens);
             let (text, _) = window_text(
                 self.model.vocabulary(),
-                tokens,
+                &tokens,
                 audio.len(),
                 &mut Vec::new(),
             );
@@ -300,6 +310,7 @@ impl WhisperEngine {
             self.encode(state, audio, FULL_ENCODER_CTX)?;
             decoded = decode_plain(state)?;
         }
+        sentence_case(&mut decoded.tokens);
         let (plain_text, speech_end) = window_text(
             self.model.vocabulary(),
             &decoded.tokens,

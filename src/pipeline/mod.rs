@@ -48,7 +48,10 @@ use crate::engine::{EngineOutput, EngineRequest, Stop};
 use crate::error::{Error, Result};
 use crate::providers::{LlmCorrector, SpeechProvider};
 use crate::request::TranscriptionRequest;
-use crate::transcript::{StageTimings, Transcript, Verdict, align_segments};
+use crate::transcript::{
+    StageTimings, Transcript, Verdict, align_segments, capitalised_sentence_start,
+    starts_a_sentence_after,
+};
 use events::{Events, WindowText};
 use window::WindowPolicy;
 
@@ -173,6 +176,8 @@ impl Pipeline {
     ) -> Result<(EngineOutput, Vec<Verdict>)> {
         let mut session = self.engine.session(request)?;
         let mut verdicts = Vec::new();
+        // The last window's text that has words: whether the next one starts a sentence.
+        let mut previous = String::new();
         loop {
             let mut watch = |text: &str| {
                 if !has_terms {
@@ -182,8 +187,19 @@ impl Pipeline {
             let Some(mut window) = session.next_window(&mut watch)? else {
                 break;
             };
-            let text = policy.judge_window(&mut *window, &mut verdicts)?;
+            let mut text = policy.judge_window(&mut *window, &mut verdicts)?;
             drop(window);
+            // A pass prompted with the context may write a sentence's first word in
+            // lowercase (it continues the prompt); the plain decode starts it with a
+            // capital.
+            if starts_a_sentence_after(&previous)
+                && let Some(capitalised) = capitalised_sentence_start(&text, request.term_words)
+            {
+                text = capitalised;
+            }
+            if !text.trim().is_empty() {
+                previous.clone_from(&text);
+            }
             events.text(WindowText::Final(&text));
             let done = session.accept(text.clone());
             events.accepted(&text, &done);
