@@ -247,8 +247,7 @@ impl WhisperEngine {
             context_prompt
         };
         // A window that starts a sentence starts with a capital (`capitalise_first_word`).
-        let previous = run.texts.iter().rev().find(|t| !t.trim().is_empty());
-        let starts_sentence = previous.is_none_or(|text| starts_a_sentence_after(text));
+        let starts_sentence = run.starts_a_sentence();
         let sentence_case = |tokens: &mut Vec<i32>| {
             if starts_sentence {
                 casing::capitalise_first_word(tokens, self.model.vocabulary(), request.term_words);
@@ -311,29 +310,38 @@ impl WhisperEngine {
             decoded = decode_plain(state)?;
         }
         sentence_case(&mut decoded.tokens);
-        let (plain_text, speech_end) = window_text(
-            self.model.vocabulary(),
-            &decoded.tokens,
-            audio.len(),
-            &mut run.timed,
-        );
+        Ok(self.plain_window(decoded, language, audio.len(), run))
+    }
+
+    /// A window's plain decode as its text, its timed segments (into `run.timed`) and the
+    /// next window's prompt (`run.carry`).
+    fn plain_window(
+        &self,
+        decoded: Decoded,
+        language: Language,
+        audio_samples: usize,
+        run: &mut Run,
+    ) -> PlainWindow {
+        let vocabulary = self.model.vocabulary();
+        let (plain_text, speech_end) =
+            window_text(vocabulary, &decoded.tokens, audio_samples, &mut run.timed);
         run.carry = if decoded.temperature <= CARRY_MAX_TEMPERATURE {
             let text_tokens: Vec<i32> = decoded
                 .tokens
                 .iter()
                 .copied()
-                .filter(|&t| self.model.vocabulary().is_text(t))
+                .filter(|&t| vocabulary.is_text(t))
                 .collect();
             decode::prompt_tail(&text_tokens).to_vec()
         } else {
             Vec::new()
         };
-        Ok(PlainWindow {
+        PlainWindow {
             language,
             plain_text,
             speech_end,
             tokens: decoded.tokens,
-        })
+        }
     }
 
     /// The decode of a window conditioned on the previous window's text (`carried`,
@@ -556,6 +564,18 @@ pub(super) struct Run {
     pub(super) timed: Vec<(Range<usize>, String)>,
     /// The plain segments so far, in seconds of the input signal.
     pub(super) segments: Vec<Segment>,
+}
+
+impl Run {
+    /// True when the next window starts a sentence: no text with words before it, or
+    /// the last one ends a sentence.
+    fn starts_a_sentence(&self) -> bool {
+        self.texts
+            .iter()
+            .rev()
+            .find(|text| !text.trim().is_empty())
+            .is_none_or(|text| starts_a_sentence_after(text))
+    }
 }
 
 /// The encoder context of an encoding trimmed to a window of `samples` samples; `None`
