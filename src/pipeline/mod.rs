@@ -188,11 +188,17 @@ impl Pipeline {
                 break;
             };
             let mut text = policy.judge_window(&mut *window, &mut verdicts)?;
-            drop(window);
             // A pass prompted with the context may write a sentence's first word in
-            // lowercase (it continues the prompt); the plain decode starts it with a
-            // capital.
-            if starts_a_sentence_after(&previous)
+            // lowercase (it continues the prompt) where the plain decode starts it with a
+            // capital (the engine's, see `capitalise_first_word`; a remote provider's
+            // text is kept as it comes).
+            let plain_capital = window
+                .plain_text()
+                .trim_start()
+                .starts_with(char::is_uppercase);
+            drop(window);
+            if plain_capital
+                && starts_a_sentence_after(&previous)
                 && let Some(capitalised) = capitalised_sentence_start(&text, request.term_words)
             {
                 text = capitalised;
