@@ -48,6 +48,8 @@ pub struct EncodedWindow<'a> {
     /// Where in `audio` the next window starts (the plain text's speech end), when the
     /// window's audio runs on past its plain text; `None` when it ends with it.
     pub(super) next_window_at: Option<usize>,
+    /// The window's text starts a sentence ([`WindowPasses::starts_sentence`]).
+    pub(super) starts_sentence: bool,
 }
 
 impl std::fmt::Debug for EncodedWindow<'_> {
@@ -180,6 +182,10 @@ impl WindowPasses for EncodedWindow<'_> {
 
     fn continues(&self) -> bool {
         self.next_window_at.is_some()
+    }
+
+    fn starts_sentence(&self) -> bool {
+        self.starts_sentence
     }
 
     fn can_score(&self) -> bool {

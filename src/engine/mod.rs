@@ -157,6 +157,13 @@ pub trait WindowPasses {
         false
     }
 
+    /// True when the window's text starts a sentence: it is the first with words, or
+    /// the text before it ends a sentence (a remote provider's one window is the whole
+    /// signal).
+    fn starts_sentence(&self) -> bool {
+        true
+    }
+
     /// True when [`WindowPasses::score`] can score (the embedded engine).
     fn can_score(&self) -> bool {
         false

@@ -231,6 +231,7 @@ impl EngineSession for WhisperSession<'_> {
             plain_text: plain.plain_text,
             draft: plain.tokens,
             next_window_at,
+            starts_sentence: plain.starts_sentence,
         })))
     }
 

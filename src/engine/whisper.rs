@@ -310,7 +310,7 @@ impl WhisperEngine {
             decoded = decode_plain(state)?;
         }
         sentence_case(&mut decoded.tokens);
-        Ok(self.plain_window(decoded, language, audio.len(), run))
+        Ok(self.plain_window(decoded, language, starts_sentence, audio.len(), run))
     }
 
     /// A window's plain decode as its text, its timed segments (into `run.timed`) and the
@@ -319,6 +319,7 @@ impl WhisperEngine {
         &self,
         decoded: Decoded,
         language: Language,
+        starts_sentence: bool,
         audio_samples: usize,
         run: &mut Run,
     ) -> PlainWindow {
@@ -341,6 +342,7 @@ impl WhisperEngine {
             plain_text,
             speech_end,
             tokens: decoded.tokens,
+            starts_sentence,
         }
     }
 
@@ -551,6 +553,8 @@ pub(super) struct PlainWindow {
     pub(super) speech_end: Option<usize>,
     /// Its transcript tokens (text and timestamps).
     pub(super) tokens: Vec<i32>,
+    /// It starts a sentence ([`Run::starts_a_sentence`]).
+    pub(super) starts_sentence: bool,
 }
 
 /// What a transcription carries from one window to the next.

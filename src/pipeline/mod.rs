@@ -50,7 +50,6 @@ use crate::providers::{LlmCorrector, SpeechProvider};
 use crate::request::TranscriptionRequest;
 use crate::transcript::{
     StageTimings, Transcript, Verdict, align_segments, capitalised_sentence_start,
-    starts_a_sentence_after,
 };
 use events::{Events, WindowText};
 use window::WindowPolicy;
@@ -176,8 +175,6 @@ impl Pipeline {
     ) -> Result<(EngineOutput, Vec<Verdict>)> {
         let mut session = self.engine.session(request)?;
         let mut verdicts = Vec::new();
-        // The last window's text that has words: whether the next one starts a sentence.
-        let mut previous = String::new();
         loop {
             let mut watch = |text: &str| {
                 if !has_terms {
@@ -196,16 +193,13 @@ impl Pipeline {
                 .plain_text()
                 .trim_start()
                 .starts_with(char::is_uppercase);
-            drop(window);
             if plain_capital
-                && starts_a_sentence_after(&previous)
+                && window.starts_sentence()
                 && let Some(capitalised) = capitalised_sentence_start(&text, request.term_words)
             {
                 text = capitalised;
             }
-            if !text.trim().is_empty() {
-                previous.clone_from(&text);
-            }
+            drop(window);
             events.text(WindowText::Final(&text));
             let done = session.accept(text.clone());
             events.accepted(&text, &done);
