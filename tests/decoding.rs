@@ -1,7 +1,7 @@
 //! The plain decode's own choices on real audio, base model: casing (ordinary nouns
 //! mid-sentence stay in lowercase where the model is unsure of a capital, names keep
-//! theirs; espeak-ng clips of tests/fixtures/make-casing.sh), and a beam search for the
-//! windows whose greedy decode is unsure of its words.
+//! theirs; espeak-ng clips of tests/fixtures/make-casing.sh), a beam search for the
+//! windows whose greedy decode is unsure of its words, and the decoder's logits rows.
 
 mod common;
 
@@ -135,4 +135,49 @@ fn only_windows_the_greedy_decode_is_unsure_of_are_searched_with_beams() {
         }
     }
     assert!(!searched.is_empty(), "no unsure window was searched");
+}
+
+/// A decoder run that wants only its last token's logits (a prompt and a prefix read
+/// before one scored token) computes only that row; a run that checks a draft computes
+/// every row. Both read the same row after the same tokens: the one-token score after a
+/// prompt and prefix read in one run is the first of a two-token score, whose run keeps
+/// every row (another prompt in between, so neither reuses the other's rows).
+#[test]
+fn a_run_that_computes_only_its_last_row_reads_the_row_a_run_of_every_row_reads() {
+    use ctxscribe::engine::EngineSession;
+    let clip = real_clip("en_whisper_jfk");
+    let engine = base_engine(2, false);
+    let samples = samples_16k(&clip.path);
+    let languages = Languages::One(Language::from_code("en").expect("a language"));
+    let request = plain_request(&samples, &languages);
+    let prompt = "A speech by John F. Kennedy, the inaugural address of January 1961.";
+    let prefix = " And so my fellow";
+    let (every_row, other, last_row) = engine.on_engine_threads(|| {
+        let mut session = engine.session(&request).expect("a session");
+        let mut window = session
+            .next_window(&mut |_: &str| {})
+            .expect("decodes")
+            .expect("one window");
+        let mut score = |prompt: &str, continuation: &str| {
+            window
+                .score(prompt, prefix, continuation)
+                .expect("scores")
+                .expect("the engine scores")
+        };
+        let every_row = score(prompt, " Americans, ask");
+        let other = score("Notes from the meeting.", " Americans");
+        (every_row, other, score(prompt, " Americans"))
+    });
+    assert!(every_row.len() >= 2 && last_row.len() == 1 && other.len() == 1);
+    assert!(
+        (every_row[0] - last_row[0]).abs() < 0.01,
+        "log-probability of \" Americans\": {} from every row, {} from the last row only",
+        every_row[0],
+        last_row[0]
+    );
+    assert!(
+        last_row[0] > -1.0,
+        "the spoken word is likely: {}",
+        last_row[0]
+    );
 }
