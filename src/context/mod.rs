@@ -40,6 +40,7 @@ mod messages;
 pub mod mining;
 pub mod prompt;
 mod request;
+mod respell;
 mod sounds_like;
 pub mod spoken;
 pub mod terms;

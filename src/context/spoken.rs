@@ -199,7 +199,14 @@ pub(crate) fn is_apostrophe(c: char) -> bool {
 #[must_use]
 pub fn spoken_forms(term: &str) -> Vec<SpokenForm> {
     let (spoken, optional) = piece_choices(term);
-    combine(&spoken, &optional)
+    let mut forms = combine(&spoken, &optional);
+    // A name read by the spelling it follows (Polish, Pinyin), as one more form.
+    for form in super::respell::respellings(term) {
+        if forms.len() < MAX_SPOKEN_FORMS && !forms.contains(&form) {
+            forms.push(form);
+        }
+    }
+    forms
 }
 
 /// Per piece of `term` that is said, its spoken alternatives, and the symbol it is when

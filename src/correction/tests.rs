@@ -391,3 +391,23 @@ fn a_given_spoken_form_is_matched_like_a_derived_one() {
         "Ask the doctor for you."
     );
 }
+
+#[test]
+fn polish_and_pinyin_names_are_matched_by_their_own_spelling() {
+    // As Whisper wrote the names said by an English voice (the long-dictation set).
+    let c = corrector(&["Zhiwei", "Przemysław"], &[]);
+    assert_eq!(
+        fix(
+            &c,
+            "Xiaoqing approved the design, but Jure Wei still has questions."
+        ),
+        "Xiaoqing approved the design, but Zhiwei still has questions."
+    );
+    assert_eq!(
+        fix(&c, "Agnieszka and Shemiswa approved the vendor contract."),
+        "Agnieszka and Przemysław approved the vendor contract."
+    );
+    // Ordinary words that only come near the respelling stay.
+    let sentence = "The jury was still out on the schema swap.";
+    assert_eq!(fix(&c, sentence), sentence);
+}

@@ -1,0 +1,258 @@
+//! Names read by their own spelling: a spoken form in English letters for a name whose
+//! letters follow Polish spelling or Hanyu Pinyin.
+//!
+//! A speaker says `Wojciech` "voy-chekh" and `Zhiwei` "jir-way"; Whisper writes what it
+//! hears in English spelling ("Void check", "Jure Wei"). Read by English rules the
+//! name's letters are far from those words (`w` is not "v", `x` not "sh", `zh` not
+//! "j"); read by the rules of the spelling they follow, they are close. Both spellings
+//! are regular and have letters that give them away, so a name is respelled only when
+//! it has them: Polish letters (`ł`, `ś`, `ż`, ...) or digraphs (`cz`, `sz`, `rz`, `jc`);
+//! a word that splits whole into Pinyin syllables, one of them with `x`, `q` or `zh`.
+//! The respelling is one more spoken form of the term, matched like the others and by
+//! the same guards.
+
+use super::spoken::SpokenForm;
+
+/// Spoken forms of `term` by the spelling its letters follow, in English letters
+/// (`Zhiwei` -> "jir way", a word a syllable; `Wojciech` -> "voychehh"); none for a term
+/// that is not one capitalised word or whose letters follow neither spelling.
+#[must_use]
+pub fn respellings(term: &str) -> Vec<SpokenForm> {
+    let mut chars = term.chars();
+    let capitalised = chars.next().is_some_and(char::is_uppercase);
+    if !capitalised || !term.chars().all(char::is_alphabetic) {
+        return Vec::new();
+    }
+    let lower = term.to_lowercase();
+    [pinyin(&lower), polish(&lower)]
+        .into_iter()
+        .flatten()
+        .filter(|words| !words.is_empty())
+        .map(|words| SpokenForm { words })
+        .collect()
+}
+
+/// Pinyin initials, longest first.
+const INITIALS: &[&str] = &[
+    "zh", "ch", "sh", "b", "p", "m", "f", "d", "t", "n", "l", "g", "k", "h", "j", "q", "x", "r",
+    "z", "c", "s", "y", "w",
+];
+
+/// Pinyin finals (`v` is `ü`) and how an English reader writes them.
+const FINALS: &[(&str, &str)] = &[
+    ("iang", "yahng"),
+    ("iong", "yong"),
+    ("uang", "wahng"),
+    ("ueng", "wung"),
+    ("ang", "ahng"),
+    ("eng", "ung"),
+    ("ing", "ing"),
+    ("ong", "ong"),
+    ("ian", "yen"),
+    ("iao", "yow"),
+    ("uai", "wye"),
+    ("uan", "wahn"),
+    ("van", "ywen"),
+    ("ai", "eye"),
+    ("ei", "ay"),
+    ("ao", "ow"),
+    ("ou", "oh"),
+    ("an", "ahn"),
+    ("en", "un"),
+    ("in", "in"),
+    ("un", "wun"),
+    ("vn", "yoon"),
+    ("er", "er"),
+    ("ia", "yah"),
+    ("ie", "yeh"),
+    ("iu", "yoh"),
+    ("ua", "wah"),
+    ("uo", "waw"),
+    ("ui", "way"),
+    ("ue", "yweh"),
+    ("ve", "yweh"),
+    ("a", "ah"),
+    ("o", "aw"),
+    ("e", "uh"),
+    ("i", "ee"),
+    ("u", "oo"),
+    ("v", "yoo"),
+];
+
+/// A Pinyin syllable's initial in English letters.
+fn initial_sound(initial: &str) -> &str {
+    match initial {
+        "q" => "ch",
+        "x" => "sh",
+        "zh" | "j" => "j",
+        "z" => "dz",
+        "c" => "ts",
+        other => other,
+    }
+}
+
+/// A syllable (initial and final) in English letters.
+fn syllable_sound(initial: &str, final_: &str, english: &str) -> String {
+    let vowel = match (initial, final_) {
+        ("zh" | "ch" | "sh" | "r", "i") => "ir",
+        ("z" | "c" | "s", "i") => "uh",
+        ("j" | "q" | "x" | "y", "u") => "yoo",
+        ("j" | "q" | "x" | "y", "un") => "yoon",
+        ("j" | "q" | "x" | "y", "uan") => "ywen",
+        ("y", "i") => "ee",
+        ("y", "an") => "en",
+        _ => english,
+    };
+    let vowel = if initial == "y" || initial == "w" {
+        vowel.trim_start_matches(initial)
+    } else {
+        vowel
+    };
+    format!("{}{vowel}", initial_sound(initial))
+}
+
+/// The word read as Pinyin syllables, in English letters, when it splits whole into
+/// syllables and has `x`, `q` or `zh` (letters English names seldom use that way).
+fn pinyin(word: &str) -> Option<Vec<String>> {
+    let letters: String = word
+        .chars()
+        .map(|c| if c == 'ü' { 'v' } else { c })
+        .collect();
+    if !letters.is_ascii() || !(letters.contains(['x', 'q']) || letters.contains("zh")) {
+        return None;
+    }
+    // Fewest syllables covering the word: best[i] = syllables of letters[..i].
+    let n = letters.len();
+    let mut best: Vec<Option<Vec<String>>> = vec![None; n + 1];
+    best[0] = Some(Vec::new());
+    for start in 0..n {
+        let Some(before) = best[start].clone() else {
+            continue;
+        };
+        let rest = &letters[start..];
+        // A syllable without an initial starts the word (Pinyin writes one inside a word
+        // after an apostrophe, and writes "i", "u" and "ü" there as "y" and "w").
+        let initials = INITIALS
+            .iter()
+            .copied()
+            .filter(|i| rest.starts_with(i))
+            .chain((start == 0).then_some(""));
+        for initial in initials {
+            for &(final_, english) in FINALS {
+                let end = start + initial.len() + final_.len();
+                let allowed = match initial {
+                    "" => final_.starts_with(['a', 'o', 'e']),
+                    // "j", "q" and "x" only before "i" and "ü" (written "u").
+                    "j" | "q" | "x" => final_.starts_with(['i', 'u', 'v']),
+                    _ => true,
+                };
+                if allowed && end <= n && rest[initial.len()..].starts_with(final_) {
+                    let better = best[end]
+                        .as_ref()
+                        .is_none_or(|b| b.len() > before.len() + 1);
+                    if better {
+                        let mut path = before.clone();
+                        path.push(syllable_sound(initial, final_, english));
+                        best[end] = Some(path);
+                    }
+                }
+            }
+        }
+    }
+    best[n].take()
+}
+
+/// The word read by Polish spelling, in English letters (one word), when it has a
+/// Polish letter or digraph.
+fn polish(word: &str) -> Option<Vec<String>> {
+    let polish_letter = word.contains(['ą', 'ć', 'ę', 'ł', 'ń', 'ś', 'ź', 'ż']);
+    let digraph = ["cz", "sz", "rz", "jc"].iter().any(|d| word.contains(d));
+    if !(polish_letter || digraph) {
+        return None;
+    }
+    let chars: Vec<char> = word.chars().collect();
+    let vowel = |c: Option<&char>| c.is_some_and(|c| "aeiouyąęó".contains(*c));
+    let mut sounds = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let at = |k: usize| chars.get(i + k);
+        let next_is = |k: usize, c: char| at(k) == Some(&c);
+        let last = |len: usize| i + len >= chars.len();
+        // A soft consonant written with "i" before a vowel: the "i" is not a vowel.
+        let softened = next_is(1, 'i') && vowel(at(2));
+        let (sound, len) = match chars[i] {
+            's' if next_is(1, 'z') && next_is(2, 'c') && next_is(3, 'z') => ("shch", 4),
+            'c' if next_is(1, 'z') => ("ch", 2),
+            's' if next_is(1, 'z') => ("sh", 2),
+            'c' if next_is(1, 'h') => ("h", 2),
+            'r' if next_is(1, 'z') => {
+                let voiceless = i > 0 && "ptkfs".contains(chars[i - 1]);
+                (if voiceless || last(2) { "sh" } else { "j" }, 2)
+            }
+            'd' if next_is(1, 'z') || next_is(1, 'ż') || next_is(1, 'ź') => ("j", 2),
+            'c' if softened => ("ch", 2),
+            's' if softened => ("sh", 2),
+            'z' if softened => ("j", 2),
+            'n' if softened => ("ny", 2),
+            'c' if next_is(1, 'i') => ("chee", 2),
+            's' if next_is(1, 'i') => ("shee", 2),
+            'z' if next_is(1, 'i') => ("jee", 2),
+            'i' if next_is(1, 'e') => ("yeh", 2),
+            'ć' => ("ch", 1),
+            'ś' => ("sh", 1),
+            'ź' | 'ż' => (if last(1) { "sh" } else { "j" }, 1),
+            'ń' => ("n", 1),
+            'ł' => ("w", 1),
+            'ą' => ("on", 1),
+            'ę' => (if last(1) { "eh" } else { "en" }, 1),
+            'ó' | 'u' => ("oo", 1),
+            'w' => (if last(1) { "f" } else { "v" }, 1),
+            'j' => ("y", 1),
+            'y' => ("i", 1),
+            'c' => ("ts", 1),
+            'e' => ("eh", 1),
+            'a' => ("ah", 1),
+            'i' => ("ee", 1),
+            'g' if last(1) => ("k", 1),
+            'd' if last(1) => ("t", 1),
+            _ => ("", 1),
+        };
+        if sound.is_empty() {
+            sounds.push(chars[i]);
+        } else {
+            sounds.push_str(sound);
+        }
+        i += len;
+    }
+    Some(vec![sounds])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(term: &str) -> Vec<String> {
+        respellings(term).iter().map(SpokenForm::text).collect()
+    }
+
+    #[test]
+    fn pinyin_names_are_read_by_pinyin() {
+        assert_eq!(texts("Zhiwei"), ["jir way"]);
+        assert_eq!(texts("Xiaoqing"), ["shyow ching"]);
+        assert_eq!(texts("Qian"), ["chyen"]);
+        assert_eq!(texts("Xinyi"), ["shin yee"]);
+    }
+
+    #[test]
+    fn polish_names_are_read_by_polish_spelling() {
+        assert_eq!(texts("Wojciech"), ["voychehh"]);
+        assert_eq!(texts("Przemysław"), ["pshehmiswahf"]);
+    }
+
+    #[test]
+    fn other_words_are_not_respelled() {
+        for term in ["Qdrant", "Kubernetes", "Xavier", "Max", "mazurka", "Chen"] {
+            assert!(texts(term).is_empty(), "{term}: {:?}", texts(term));
+        }
+    }
+}
