@@ -1,16 +1,18 @@
 //! Names read by their own spelling: a spoken form in English letters for a name whose
-//! letters follow Polish spelling or Hanyu Pinyin.
+//! letters follow Polish spelling, Hanyu Pinyin or Irish spelling.
 //!
-//! A speaker says `Wojciech` "voy-chekh" and `Zhiwei` "jir-way"; Whisper writes what it
-//! hears in English spelling ("Void check", "Jure Wei"). Read by English rules the
-//! name's letters are far from those words (`w` is not "v", `x` not "sh", `zh` not
-//! "j"); read by the rules of the spelling they follow, they are close. Both spellings
-//! are regular and have letters that give them away, so a name is respelled only when
-//! it has them: Polish letters (`ł`, `ś`, `ż`, ...) or digraphs (`cz`, `sz`, `rz`, `jc`);
-//! a word that splits whole into Pinyin syllables, one of them with `x`, `q` or `zh`.
-//! The respelling is one more spoken form of the term, matched like the others and by
-//! the same guards.
+//! A speaker says `Wojciech` "voy-chekh", `Zhiwei` "jir-way" and `Caoimhín` "kwee-veen";
+//! Whisper writes what it hears in English spelling ("Void check", "Jure Wei",
+//! "Quaving"). Read by English rules the name's letters are far from those words (`w` is
+//! not "v", `x` not "sh", `zh` not "j", `mh` not "v"); read by the rules of the spelling
+//! they follow, they are close. These spellings have letters that give them away, so a
+//! name is respelled only when it has them: Polish letters (`ł`, `ś`, `ż`, ...) or
+//! digraphs (`cz`, `sz`, `rz`, `jc`); a word that splits whole into Pinyin syllables,
+//! one of them with `x`, `q` or `zh`; Irish lenited consonants (`bh`, `mh`, `dh`), `ao`,
+//! a final `agh` or a long vowel beside another (`ái`, `ío`). The respelling is one more
+//! spoken form of the term, matched like the others and by the same guards.
 
+use super::mining::is_ordinary_word;
 use super::spoken::SpokenForm;
 
 /// Spoken forms of `term` by the spelling its letters follow, in English letters
@@ -24,11 +26,16 @@ pub fn respellings(term: &str) -> Vec<SpokenForm> {
         return Vec::new();
     }
     let lower = term.to_lowercase();
-    [pinyin(&lower), polish(&lower)]
-        .into_iter()
-        .flatten()
-        .filter(|words| !words.is_empty())
+    // A name follows one spelling: the first whose letters it has (Pinyin's "ao" is
+    // not Irish).
+    pinyin(&lower)
+        .or_else(|| polish(&lower))
+        .or_else(|| irish(&lower))
+        // A reading that is one ordinary word (`Tadhg` "tag") would make the name a
+        // homophone of that word, weighed as one; its sound is matched anyway.
+        .filter(|words| !(words.is_empty() || words.len() == 1 && is_ordinary_word(&words[0])))
         .map(|words| SpokenForm { words })
+        .into_iter()
         .collect()
 }
 
@@ -227,6 +234,77 @@ fn polish(word: &str) -> Option<Vec<String>> {
     Some(vec![sounds])
 }
 
+/// Irish letter groups, longest first, and how an English reader writes them: a
+/// lenited consonant (`bh`, `mh` "v"; `dh`, `gh` silent; `th` "h"), the vowel groups
+/// (`aoi`, `ao` "ee"), a long vowel (`á` "aw", `í` "ee", `ó` "oh", `ú` "oo", `é` "ay").
+const IRISH: &[(&str, &str)] = &[
+    ("aoi", "ee"),
+    ("uai", "oo"),
+    ("ao", "ee"),
+    ("bh", "v"),
+    ("mh", "v"),
+    ("dh", ""),
+    ("gh", ""),
+    ("th", "h"),
+    ("ch", "k"),
+    ("nn", "n"),
+    ("ái", "aw"),
+    ("ói", "oh"),
+    ("úi", "oo"),
+    ("ío", "ee"),
+    ("ea", "a"),
+    ("eo", "oh"),
+    ("io", "i"),
+    ("ua", "oo"),
+    ("ia", "ee"),
+    ("oi", "u"),
+    ("ai", "a"),
+    ("ui", "i"),
+    ("á", "aw"),
+    ("é", "ay"),
+    ("í", "ee"),
+    ("ó", "oh"),
+    ("ú", "oo"),
+    ("c", "k"),
+];
+
+/// The word read by Irish spelling, in English letters (one word), when it has Irish
+/// letter groups: a lenited `bh`, `mh` or `dh`, `ao`, a final `agh`, or a long vowel
+/// beside another vowel (`ái`, `ío`, `ói`). An `s` before `e` or `i` is "sh", a final
+/// `e` is "a" (`Saoirse` "seersha", `Gráinne` "grawna").
+fn irish(word: &str) -> Option<Vec<String>> {
+    let lenited = ["bh", "mh", "dh", "ao"].iter().any(|g| word.contains(g));
+    let long_vowel = ["ái", "ói", "úi", "ío", "uí", "eá", "ía"]
+        .iter()
+        .any(|g| word.contains(g));
+    if !(lenited || long_vowel || word.ends_with("agh")) {
+        return None;
+    }
+    let mut sounds = String::new();
+    let mut rest = word;
+    while let Some(c) = rest.chars().next() {
+        let slender_next = rest[c.len_utf8()..].starts_with(['e', 'i', 'é', 'í']);
+        if c == 's' && slender_next {
+            sounds.push_str("sh");
+            rest = &rest[1..];
+            continue;
+        }
+        if rest == "e" {
+            sounds.push('a');
+            break;
+        }
+        if let Some((letters, sound)) = IRISH.iter().find(|(letters, _)| rest.starts_with(letters))
+        {
+            sounds.push_str(sound);
+            rest = &rest[letters.len()..];
+        } else {
+            sounds.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    Some(vec![sounds])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,8 +328,27 @@ mod tests {
     }
 
     #[test]
+    fn irish_names_are_read_by_irish_spelling() {
+        assert_eq!(texts("Caoimhín"), ["keeveen"]);
+        assert_eq!(texts("Saoirse"), ["seersha"]);
+        assert_eq!(texts("Róisín"), ["rohsheen"]);
+        assert_eq!(texts("Siobhán"), ["shivawn"]);
+        // Not a reading that is an ordinary word: the name would be its homophone.
+        assert!(texts("Tadhg").is_empty());
+    }
+
+    #[test]
     fn other_words_are_not_respelled() {
-        for term in ["Qdrant", "Kubernetes", "Xavier", "Max", "mazurka", "Chen"] {
+        for term in [
+            "Qdrant",
+            "Kubernetes",
+            "Xavier",
+            "Max",
+            "mazurka",
+            "Chen",
+            "Hugh",
+            "Ramón",
+        ] {
             assert!(texts(term).is_empty(), "{term}: {:?}", texts(term));
         }
     }

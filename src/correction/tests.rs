@@ -158,11 +158,12 @@ fn a_guess_gives_way_to_the_term_a_prompted_decode_heard() {
         c.merge_second_pass(&guessed, "Give esomeprazole for two weeks.", &all),
         guessed
     );
-    // Strict matches stay: only guesses wait for the passes.
+    // Strict matches stay: only guesses wait for the passes. "Sersha" says the
+    // Irish reading of Saoirse ("seersha") closely enough to be one.
     assert_eq!(
         c.correct_without_guesses("Send it to Sersha and Bazel.", None)
             .text,
-        "Send it to Sersha and Bazel."
+        "Send it to Saoirse and Bazel."
     );
 }
 
