@@ -20,9 +20,9 @@ use super::spoken::SpokenForm;
 /// that is not one capitalised word or whose letters follow neither spelling.
 #[must_use]
 pub fn respellings(term: &str) -> Vec<SpokenForm> {
-    let mut chars = term.chars();
-    let capitalised = chars.next().is_some_and(char::is_uppercase);
-    if !capitalised || !term.chars().all(char::is_alphabetic) {
+    let capitalised = term.chars().next().is_some_and(char::is_uppercase);
+    let letters = term.chars().count();
+    if !capitalised || letters > MAX_NAME_LETTERS || !term.chars().all(char::is_alphabetic) {
         return Vec::new();
     }
     let lower = term.to_lowercase();
@@ -38,6 +38,10 @@ pub fn respellings(term: &str) -> Vec<SpokenForm> {
         .into_iter()
         .collect()
 }
+
+/// Longest name read (letters): names are short, and the Pinyin reading's search grows
+/// with the word's length, so a request's thousand long terms cost little.
+const MAX_NAME_LETTERS: usize = 24;
 
 /// Pinyin initials, longest first.
 const INITIALS: &[&str] = &[
@@ -348,6 +352,7 @@ mod tests {
             "Chen",
             "Hugh",
             "Ramón",
+            "Xiaoxiaoxiaoxiaoxiaoxiaoxiao",
         ] {
             assert!(texts(term).is_empty(), "{term}: {:?}", texts(term));
         }

@@ -200,7 +200,7 @@ pub(crate) fn is_apostrophe(c: char) -> bool {
 pub fn spoken_forms(term: &str) -> Vec<SpokenForm> {
     let (spoken, optional) = piece_choices(term);
     let mut forms = combine(&spoken, &optional);
-    // A name read by the spelling it follows (Polish, Pinyin), as one more form.
+    // A name read by the spelling it follows (Pinyin, Polish, Irish), as one more form.
     for form in super::respell::respellings(term) {
         if forms.len() < MAX_SPOKEN_FORMS && !forms.contains(&form) {
             forms.push(form);
