@@ -13,13 +13,12 @@
 //! spoken form of the term, matched like the others and by the same guards.
 
 use super::mining::is_ordinary_word;
-use super::spoken::SpokenForm;
 
-/// Spoken forms of `term` by the spelling its letters follow, in English letters
+/// Spoken forms (their words) of `term` by the spelling its letters follow, in English letters
 /// (`Zhiwei` -> "jir way", a word a syllable; `Wojciech` -> "voychehh"); none for a term
 /// that is not one capitalised word or whose letters follow neither spelling.
 #[must_use]
-pub fn respellings(term: &str) -> Vec<SpokenForm> {
+pub fn respellings(term: &str) -> Vec<Vec<String>> {
     let capitalised = term.chars().next().is_some_and(char::is_uppercase);
     let letters = term.chars().count();
     if !capitalised || letters > MAX_NAME_LETTERS || !term.chars().all(char::is_alphabetic) {
@@ -34,7 +33,6 @@ pub fn respellings(term: &str) -> Vec<SpokenForm> {
         // A reading that is one ordinary word (`Tadhg` "tag") would make the name a
         // homophone of that word, weighed as one; its sound is matched anyway.
         .filter(|words| !(words.is_empty() || words.len() == 1 && is_ordinary_word(&words[0])))
-        .map(|words| SpokenForm { words })
         .into_iter()
         .collect()
 }
@@ -314,7 +312,10 @@ mod tests {
     use super::*;
 
     fn texts(term: &str) -> Vec<String> {
-        respellings(term).iter().map(SpokenForm::text).collect()
+        respellings(term)
+            .iter()
+            .map(|words| words.join(" "))
+            .collect()
     }
 
     #[test]
