@@ -14,15 +14,15 @@
 
 use super::mining::is_ordinary_word;
 
-/// Spoken forms (their words) of `term` by the spelling its letters follow, in English letters
-/// (`Zhiwei` -> "jir way", a word a syllable; `Wojciech` -> "voychehh"); none for a term
-/// that is not one capitalised word or whose letters follow neither spelling.
+/// The words of `term` read by the spelling its letters follow, in English letters
+/// (`Zhiwei` -> "jir way", a word a syllable; `Wojciech` -> "voychehh"); `None` for a
+/// term that is not one capitalised word or whose letters follow neither spelling.
 #[must_use]
-pub fn respellings(term: &str) -> Vec<Vec<String>> {
+pub fn respelling(term: &str) -> Option<Vec<String>> {
     let capitalised = term.chars().next().is_some_and(char::is_uppercase);
     let letters = term.chars().count();
     if !capitalised || letters > MAX_NAME_LETTERS || !term.chars().all(char::is_alphabetic) {
-        return Vec::new();
+        return None;
     }
     let lower = term.to_lowercase();
     // A name follows one spelling: the first whose letters it has (Pinyin's "ao" is
@@ -33,8 +33,6 @@ pub fn respellings(term: &str) -> Vec<Vec<String>> {
         // A reading that is one ordinary word (`Tadhg` "tag") would make the name a
         // homophone of that word, weighed as one; its sound is matched anyway.
         .filter(|words| !(words.is_empty() || words.len() == 1 && is_ordinary_word(&words[0])))
-        .into_iter()
-        .collect()
 }
 
 /// Longest name read (letters): names are short, and the Pinyin reading's search grows
@@ -312,7 +310,7 @@ mod tests {
     use super::*;
 
     fn texts(term: &str) -> Vec<String> {
-        respellings(term)
+        respelling(term)
             .iter()
             .map(|words| words.join(" "))
             .collect()

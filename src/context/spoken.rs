@@ -201,7 +201,7 @@ pub fn spoken_forms(term: &str) -> Vec<SpokenForm> {
     let (spoken, optional) = piece_choices(term);
     let mut forms = combine(&spoken, &optional);
     // A name read by the spelling it follows (Pinyin, Polish, Irish), as one more form.
-    for words in super::respell::respellings(term) {
+    if let Some(words) = super::respell::respelling(term) {
         let form = SpokenForm { words };
         if forms.len() < MAX_SPOKEN_FORMS && !forms.contains(&form) {
             forms.push(form);
