@@ -1,5 +1,6 @@
 //! The benches' own scoring tools, on hand-counted inputs: benches/ctxset/breakdown.py
-//! (term recall, WER and the WER outside the terms, per kind of voice).
+//! (term recall, WER and the WER outside the terms, terms written more often than said
+//! and terms written in another case, per kind of voice).
 
 use std::path::PathBuf;
 
@@ -36,6 +37,8 @@ fn the_breakdown_counts_errors_outside_the_terms_per_kind_of_voice() {
             "\n",
             r#"{"id": "b", "voice": "espeak:en-us", "reference": "Ask Siobhan about the plan.", "terms": ["Siobhan"]}"#,
             "\n",
+            r#"{"id": "c", "voice": "piper:en", "reference": "Ask Siobhan and Niamh.", "terms": ["Siobhan", "Niamh"], "dictionary": ["Siobhan", "Niamh", "Saoirse"]}"#,
+            "\n",
         ),
     )
     .expect("write cases");
@@ -49,6 +52,8 @@ fn the_breakdown_counts_errors_outside_the_terms_per_kind_of_voice() {
             "\n",
             r#"{"id": "b", "text": "Ask Siobhan about a plan.", "secs": 1.5}"#,
             "\n",
+            r#"{"id": "c", "text": "Ask siobhan and Niamh, Niamh and Saoirse.", "secs": 2.0}"#,
+            "\n",
         ),
     )
     .expect("write hypotheses");
@@ -60,27 +65,37 @@ fn the_breakdown_counts_errors_outside_the_terms_per_kind_of_voice() {
     .expect("write hypotheses");
     let text = ctxset_breakdown(&cases, &[("one", &first), ("two", &second)])
         .unwrap_or_else(|e| panic!("{e}"));
-    // cases terms | recall wer outside p50 p90 | recall wer outside p50 p90 | union.
-    // "two" has no text for b: five deletions, one of them the term's word.
+    // cases terms | recall wer outside extra case p50 p90 | the same for "two" | union.
+    // "two" has no text for b and c: deletions, some of them terms' words. c: `Siobhan`
+    // only in lowercase (a term in another case), `Niamh` once more than said and the
+    // dictionary's `Saoirse` never said (two terms written more often than said), three
+    // insertions after the term `Niamh` (touching it).
     assert_eq!(
         row(&text, "kokoro"),
         [
-            "1", "1", "0.000", "0.400", "0.000", "0.50", "0.50", "1.000", "0.000", "0.000", "-",
-            "-", "1.000"
+            "1", "1", "0.000", "0.400", "0.000", "0", "0", "0.50", "0.50", "1.000", "0.000",
+            "0.000", "0", "0", "-", "-", "1.000"
         ]
     );
     assert_eq!(
         row(&text, "espeak"),
         [
-            "1", "1", "1.000", "0.200", "0.200", "1.50", "1.50", "0.000", "1.000", "0.800", "-",
-            "-", "1.000"
+            "1", "1", "1.000", "0.200", "0.200", "0", "0", "1.50", "1.50", "0.000", "1.000",
+            "0.800", "0", "0", "-", "-", "1.000"
+        ]
+    );
+    assert_eq!(
+        row(&text, "piper"),
+        [
+            "1", "2", "0.500", "0.750", "0.000", "2", "1", "2.00", "2.00", "0.000", "1.000",
+            "0.500", "0", "0", "-", "-", "0.500"
         ]
     );
     assert_eq!(
         row(&text, "all"),
         [
-            "2", "2", "0.500", "0.300", "0.100", "0.50", "1.50", "0.500", "0.500", "0.400", "-",
-            "-", "1.000"
+            "3", "4", "0.500", "0.429", "0.071", "2", "1", "1.50", "2.00", "0.250", "0.643",
+            "0.429", "0", "0", "-", "-", "0.750"
         ]
     );
 }

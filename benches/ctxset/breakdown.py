@@ -11,11 +11,17 @@ word is aligned to the hypothesis (Levenshtein, as score.py counts WER); an erro
 or inserts next to one. "outside" is the WER of the errors that touch no term: a
 transcript with every term right still has at least that WER. "union" counts a term
 found when any of the hypotheses finds it. p50 / p90 are nearest-rank quantiles of
-the hypotheses' `secs` (latency), when they have it. Standard library only.
+the hypotheses' `secs` (latency), when they have it. "extra" counts the context's
+terms (said ones, dictionary and distractors) written more often than the reference
+writes them: a term written where it was not said, which score.py's false insertions
+(distractors only) do not see when the term is said elsewhere in the same file. "case"
+counts the terms with a capital that a hypothesis writes only in another case
+("przemysław" for `Przemysław`). Standard library only.
 """
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -86,6 +92,26 @@ def errors(case, hyp):
     return total, outside, len(ref)
 
 
+def occurrences(text, term):
+    """How often `term` stands in `text`, not glued to word characters (score.py's test)."""
+    return len(re.findall(r"(?<![\w])" + re.escape(term) + r"(?![\w])", text))
+
+
+def extra_terms(case, hyp):
+    """Occurrences of the case's terms in `hyp` beyond the reference's."""
+    terms = set(case["terms"]) | set(case.get("dictionary", [])) | set(case.get("distractors", []))
+    return sum(max(0, occurrences(hyp, t) - occurrences(case["reference"], t)) for t in terms)
+
+
+def miscased_terms(case, hyp):
+    """The case's terms with a capital that `hyp` writes only in another case."""
+    return sum(
+        1
+        for t in case["terms"]
+        if t != t.lower() and not has_term(hyp, t) and has_term(hyp.lower(), t.lower())
+    )
+
+
 def main(argv):
     if len(argv) < 3 or any("=" not in a for a in argv[2:]):
         sys.exit(__doc__)
@@ -101,7 +127,8 @@ def main(argv):
             groups.setdefault(key, []).append(case)
     header = f"{'voices':8} {'cases':>5} {'terms':>5}"
     for label, _, _ in runs:
-        header += f"  {label + ' recall':>16} {'wer':>6} {'outside':>7} {'p50':>5} {'p90':>5}"
+        header += f"  {label + ' recall':>16} {'wer':>6} {'outside':>7} {'extra':>5} {'case':>4}"
+        header += f" {'p50':>5} {'p90':>5}"
     if len(runs) > 1:
         header += f"  {'union recall':>12}"
     print(header)
@@ -110,9 +137,11 @@ def main(argv):
         row = f"{kind:8} {len(members):5} {n_terms:5}"
         union = set()
         for _, hyps, secs in runs:
-            found = errs = outside = words = 0
+            found = errs = outside = words = extra = miscased = 0
             for c in members:
                 hyp = hyps.get(c["id"], "")
+                extra += extra_terms(c, hyp)
+                miscased += miscased_terms(c, hyp)
                 for k, term in enumerate(c["terms"]):
                     if has_term(hyp, term):
                         found += 1
@@ -121,6 +150,7 @@ def main(argv):
                 errs, outside, words = errs + e, outside + o, words + w
             recall = found / max(1, n_terms)
             row += f"  {recall:16.3f} {errs / max(1, words):6.3f} {outside / max(1, words):7.3f}"
+            row += f" {extra:5} {miscased:4}"
             times = [secs[c["id"]] for c in members if c["id"] in secs]
             row += f" {quantile(times, 0.5):>5} {quantile(times, 0.9):>5}"
         if len(runs) > 1:

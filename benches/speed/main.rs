@@ -308,8 +308,9 @@ fn build_sets(
 }
 
 /// For each half of benches/ctxset, [`ctxset_breakdown`] beside faster-whisper: term
-/// recall and WER per kind of voice, and the WER of the words outside the terms (what no
-/// term edit can fix).
+/// recall and WER per kind of voice, the WER of the words outside the terms (what no
+/// term edit can fix), the terms written more often than said and those written in
+/// another case.
 fn print_breakdowns(sets: &[Set], out_dir: &Path, fw_ran: bool) {
     for set in sets.iter().filter(|s| s.name.starts_with("ctx")) {
         let Some(cases) = &set.cases else { continue };
@@ -323,7 +324,8 @@ fn print_breakdowns(sets: &[Set], out_dir: &Path, fw_ran: bool) {
         }
         match ctxset_breakdown(cases, &runs) {
             Ok(table) => print!(
-                "\n{} by voice (outside = WER of the words outside the terms):\n{table}",
+                "\n{} by voice (outside = WER of the words outside the terms; extra = terms \
+                 written more often than said; case = terms written in another case):\n{table}",
                 set.name
             ),
             Err(e) => eprintln!("speed: {e}"),
