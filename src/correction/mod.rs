@@ -235,11 +235,13 @@ impl Corrector {
                     continue;
                 }
                 let key = phonetic_key(&form.words);
-                let Some(&first) = key.first() else {
+                if key.is_empty() {
                     continue;
-                };
+                }
                 let letters = form.words.iter().flat_map(|w| folded_letters(w)).collect();
-                buckets.entry(bucket(first)).or_default().push(forms.len());
+                for class in buckets_of(&key) {
+                    buckets.entry(class).or_default().push(forms.len());
+                }
                 forms.push(FormEntry {
                     term: index,
                     words: form.words.clone(),
@@ -478,10 +480,12 @@ impl Corrector {
         let mut buckets: HashMap<u8, Vec<usize>> = HashMap::new();
         for form in &self.forms {
             let key = key_by(&form.words, spelling);
-            let Some(&first) = key.first() else {
+            if key.is_empty() {
                 continue;
-            };
-            buckets.entry(bucket(first)).or_default().push(forms.len());
+            }
+            for class in buckets_of(&key) {
+                buckets.entry(class).or_default().push(forms.len());
+            }
             forms.push(FormEntry {
                 profile: ConsonantProfile::of(&key),
                 key,
@@ -775,6 +779,18 @@ fn choose(
     }
     chosen.sort_by_key(|c| c.start);
     chosen
+}
+
+/// The buckets a form with phonetic key `key` is indexed under: its first phone's, and
+/// the vowels' too where it starts with a nasal before a consonant (`Ngozi`, `Nkechi`,
+/// `Mbali`): English has no such onset, and Whisper writes a vowel before it
+/// ("Angozi", "Enkechi").
+fn buckets_of(key: &[u8]) -> impl Iterator<Item = u8> {
+    let first = key.first().copied().map(bucket);
+    let nasal_cluster = matches!(key, [b'm' | b'n' | b'N', next, ..] if !is_vowel_phone(*next));
+    first
+        .into_iter()
+        .chain(nasal_cluster.then_some(bucket(b'a')))
 }
 
 /// The class of a first phone: voicing and place variants share a bucket, vowels and

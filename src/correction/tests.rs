@@ -412,3 +412,17 @@ fn polish_and_pinyin_names_are_matched_by_their_own_spelling() {
     let sentence = "The jury was still out on the schema swap.";
     assert_eq!(fix(&c, sentence), sentence);
 }
+
+#[test]
+fn a_vowel_written_before_a_nasal_onset_still_matches_the_name() {
+    // English has no "ng" or "nk" onset; Whisper writes a vowel before it.
+    let c = corrector(&["Ngozi", "Nkechi", "Temitope"], &[]);
+    assert_eq!(
+        fix(&c, "Kwame merged it. Angozi and Temitope are leading."),
+        "Kwame merged it. Ngozi and Temitope are leading."
+    );
+    assert_eq!(fix(&c, "Ask Enkechi about it."), "Ask Nkechi about it.");
+    // Ordinary words that start like it stay.
+    let sentence = "And go see the angle of the ink chart.";
+    assert_eq!(fix(&c, sentence), sentence);
+}
