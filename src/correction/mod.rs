@@ -782,15 +782,25 @@ fn choose(
 }
 
 /// The buckets a form with phonetic key `key` is indexed under: its first phone's, and
-/// the vowels' too where it starts with a nasal before a consonant (`Ngozi`, `Nkechi`,
-/// `Mbali`): English has no such onset, and Whisper writes a vowel before it
-/// ("Angozi", "Enkechi").
+/// another where it starts with two consonants that English does not begin a word with,
+/// which Whisper writes as English would say them:
+/// - a nasal before a consonant (`Ngozi`, `Nkechi`, `Mbali`): with a vowel before it
+///   ("Angozi", "Enkechi"), the vowels' bucket;
+/// - a stop before a consonant other than `l`, `r`, `w`, `y` (`Przemysław` read
+///   "pshehmiswahf", `Tsipras`, `Pfizer`, `Gdańsk`): without the stop ("Shemiswa",
+///   "Sipras"), the second phone's bucket.
 fn buckets_of(key: &[u8]) -> impl Iterator<Item = u8> {
     let first = key.first().copied().map(bucket);
-    let nasal_cluster = matches!(key, [b'm' | b'n' | b'N', next, ..] if !is_vowel_phone(*next));
-    first
-        .into_iter()
-        .chain(nasal_cluster.then_some(bucket(b'a')))
+    let second = match key {
+        [b'm' | b'n' | b'N', next, ..] if !is_vowel_phone(*next) => Some(bucket(b'a')),
+        [b'p' | b'b' | b't' | b'd' | b'k' | b'g', next, ..]
+            if !is_vowel_phone(*next) && !matches!(next, b'l' | b'r' | b'w' | b'y') =>
+        {
+            Some(bucket(*next)).filter(|&class| Some(class) != first)
+        }
+        _ => None,
+    };
+    first.into_iter().chain(second)
 }
 
 /// The class of a first phone: voicing and place variants share a bucket, vowels and

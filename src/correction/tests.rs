@@ -426,3 +426,16 @@ fn a_vowel_written_before_a_nasal_onset_still_matches_the_name() {
     let sentence = "And go see the angle of the ink chart.";
     assert_eq!(fix(&c, sentence), sentence);
 }
+
+#[test]
+fn a_name_whose_first_consonant_english_drops_still_matches() {
+    let c = corrector(&["Przemysław", "Tsipras", "Agnieszka"], &[]);
+    assert_eq!(
+        fix(&c, "Agnieszka and Shemiswa approved it."),
+        "Agnieszka and Przemysław approved it."
+    );
+    assert_eq!(fix(&c, "Ask Sipras about it."), "Ask Tsipras about it.");
+    // An onset English has keeps its stop ("tr", "pl"), and ordinary words stay.
+    let sentence = "She misses the trip to the sea.";
+    assert_eq!(fix(&c, sentence), sentence);
+}
