@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates the Python virtual environment of the server's OpenAI SDK tests
-# (tests/server.rs, tests/server_apps.rs, tests/server_streaming.rs) and its browser page
+# (tests/server/, tests/server_apps.rs, tests/server_streaming.rs) and its browser page
 # test (tests/browser_page.rs):
 # target/venv-openai with the official `openai` package and Selenium (which drives
 # Debian's chromium through Debian's chromedriver; scripts/setup.sh installs both), at

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Drives the ctxscribe server with the official OpenAI Python SDK (run by tests/server.rs).
+"""Drives the ctxscribe server with the official OpenAI Python SDK (run by tests/server/sdk.rs).
 
 usage: openai_sdk_client.py BASE_URL API_KEY AUDIO_FILE
 

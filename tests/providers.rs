@@ -1,4 +1,4 @@
-//! Remote providers (issue 8): the OpenAI-compatible speech endpoint and the chat-LLM
+//! Remote providers: the OpenAI-compatible speech endpoint and the chat-LLM
 //! correction step, against fake OpenAI-compatible servers on loopback (success, 4xx,
 //! 5xx with retries, 429 with `Retry-After`, slow, malformed JSON, connection refused,
 //! key never leaked, connection reuse), and end to end with a second ctxscribe server
