@@ -42,6 +42,7 @@ mod glued;
 mod homophones;
 pub mod judge;
 pub mod llm; // acceptance of LLM corrections
+mod matching;
 mod merge;
 pub mod phonetic;
 mod spellings;
@@ -55,16 +56,12 @@ use crate::context::mining::is_common_word;
 use crate::context::spoken::is_apostrophe;
 use crate::context::{ContextTerms, Language, TermKind};
 
+use matching::{buckets_of, choose, is_guess, same_but_apostrophes, says_nothing};
 use merge::Splice;
 use spellings::{Spelling, key_by};
-use words::{
-    Token, hyphen_joined, said_leading_symbols, split_said_symbols, tokenize, tokenize_by,
-};
+use words::{Token, hyphen_joined, split_said_symbols, tokenize, tokenize_by};
 
-use phonetic::{
-    ConsonantProfile, PROFILE_UNIT_COST, folded_letters, is_vowel_phone, phonetic_key,
-    weighted_distance,
-};
+use phonetic::{ConsonantProfile, folded_letters, phonetic_key};
 
 /// Most transcript words one term may span, unless its longest spoken form is longer
 /// (a path said symbol by symbol); see [`MAX_LONG_SPAN_WORDS`].
@@ -565,136 +562,6 @@ impl Corrector {
         }
         protected
     }
-
-    fn match_span(
-        &self,
-        tokens: &[Token<'_>],
-        start: usize,
-        end: usize,
-        span_text: &Span,
-        mode: MatchMode,
-        candidates: &mut Vec<Candidate>,
-    ) {
-        let relevance = mode == MatchMode::Relevance;
-        let fuzzy = mode == MatchMode::Correct { fuzzy: true };
-        let (words, key, letters) = (&span_text.words, &span_text.key, &span_text.letters);
-        let Some(&first) = key.first() else {
-            return;
-        };
-        let Some(bucket_forms) = self.buckets.get(&bucket(first)) else {
-            return;
-        };
-        let profile = ConsonantProfile::of(key);
-        let span = &tokens[start..end];
-        let all_common = span.iter().all(|t| t.common);
-        let single_common = span.len() == 1 && span[0].common;
-        let single_unknown = span.len() == 1 && !span[0].common && span[0].letters.len() >= 4;
-        for &form_index in bucket_forms {
-            let form = &self.forms[form_index];
-            let longest = key.len().max(form.key.len());
-            let term = &self.terms[form.term];
-            if !relevance && single_common && !term.plain_word && &term.letters != letters {
-                // One common word becomes an identifier, acronym or file name only by
-                // casing ("json" -> "JSON"), never by sound ("Jason" is not "JSON").
-                continue;
-            }
-            if !relevance
-                && single_common
-                && term.ordinary
-                && same_but_apostrophes(span[0].core, &term.text)
-            {
-                // "meters" is not a word list's "meter's": the same ordinary word, its
-                // apostrophe chosen by grammar, which Whisper knows.
-                continue;
-            }
-            if &form.letters == letters {
-                candidates.push(Candidate {
-                    start,
-                    end,
-                    term: form.term,
-                    cost: 0.0,
-                });
-                continue;
-            }
-            if !relevance && term.ordinary && &form.key != key {
-                // A term that is a common word itself replaces words only when they
-                // sound the same: "spades" is not a word list's "side's".
-                continue;
-            }
-            let min_key_len = if relevance {
-                MIN_RELEVANCE_KEY_LEN
-            } else {
-                MIN_FUZZY_KEY_LEN
-            };
-            if !(fuzzy || relevance) || key.len() < min_key_len || form.key.len() < min_key_len {
-                continue;
-            }
-            // Cheapest possible cost of the length difference alone.
-            #[allow(clippy::cast_precision_loss)]
-            let (length_gap, longest_f) =
-                (key.len().abs_diff(form.key.len()) as f32, longest as f32);
-            let threshold =
-                span_threshold(relevance, all_common, single_common, single_unknown, term);
-            let penalty = if relevance {
-                0.0
-            } else {
-                function_word_penalty(words, &form.words)
-            };
-            let limit = (threshold - penalty) * longest_f;
-            #[allow(clippy::cast_precision_loss)]
-            let profile_gap = profile.difference(&form.profile) as f32 * PROFILE_UNIT_COST;
-            if limit < 0.0 || length_gap * 0.3 > limit + 1e-4 || profile_gap > limit + 1e-4 {
-                continue;
-            }
-            if let Some(distance) = weighted_distance(key, &form.key, limit + 1e-4) {
-                candidates.push(Candidate {
-                    start,
-                    end,
-                    term: form.term,
-                    cost: distance / longest_f + penalty,
-                });
-            }
-        }
-    }
-}
-
-/// The largest distance per phone for a fuzzy match of a span to a term: strict for
-/// common words (one word, or only common words), looser for one unknown word that may be
-/// a misheard name, loosest when only looking for relevance (what the prompt names).
-fn span_threshold(
-    relevance: bool,
-    all_common: bool,
-    single_common: bool,
-    single_unknown: bool,
-    term: &TermEntry,
-) -> f32 {
-    if relevance {
-        RELEVANCE_THRESHOLD
-    } else if single_common {
-        SINGLE_COMMON_WORD_THRESHOLD
-    } else if all_common {
-        COMMON_SPAN_THRESHOLD
-    } else if single_unknown && !term.is_lowercase_word() {
-        UNKNOWN_WORD_THRESHOLD
-    } else {
-        MATCH_THRESHOLD
-    }
-}
-
-/// True for words that are all function words ("the", "of a"): no term is said so.
-fn says_nothing(words: &[String]) -> bool {
-    words.iter().all(|w| FUNCTION_WORDS.contains(&w.as_str()))
-}
-
-/// The cost of the span's function words ("the", "of") that the term's spoken form does
-/// not have: a match that swallows them is less likely.
-fn function_word_penalty(words: &[String], form_words: &[String]) -> f32 {
-    #[allow(clippy::cast_precision_loss)]
-    let count = words
-        .iter()
-        .filter(|w| FUNCTION_WORDS.contains(&w.as_str()) && !form_words.contains(w))
-        .count() as f32;
-    count * FUNCTION_WORD_PENALTY
 }
 
 /// `text` with the "n" of every article moved across the word boundary: "an umpide"
@@ -731,104 +598,6 @@ fn move_article_n(text: &str) -> Option<String> {
         }
     }
     changed.then(|| out.join(" "))
-}
-
-/// True for the cost of a guess: a match looser than [`MATCH_THRESHOLD`] allows any span
-/// but one unknown word ([`UNKNOWN_WORD_THRESHOLD`]).
-fn is_guess(cost: f32) -> bool {
-    cost > MATCH_THRESHOLD + 1e-4
-}
-
-/// Picks the best non-overlapping candidates: lowest cost, then most words, then the
-/// higher-ranked term; skips spans that already spell a term and no-op replacements.
-fn choose(
-    mut candidates: Vec<Candidate>,
-    protected: &[bool],
-    tokens: &[Token<'_>],
-    terms: &[TermEntry],
-) -> Vec<Candidate> {
-    candidates.sort_by(|a, b| {
-        a.cost
-            .total_cmp(&b.cost)
-            .then((b.end - b.start).cmp(&(a.end - a.start)))
-            .then(a.term.cmp(&b.term))
-            .then(a.start.cmp(&b.start))
-    });
-    let mut taken = protected.to_vec();
-    let mut chosen: Vec<Candidate> = Vec::new();
-    for candidate in candidates {
-        let range = candidate.start..candidate.end;
-        if taken[range.clone()].iter().any(|&t| t) {
-            continue;
-        }
-        let single_core =
-            (candidate.end - candidate.start == 1).then(|| tokens[candidate.start].core);
-        if single_core == Some(terms[candidate.term].text.as_str()) {
-            continue;
-        }
-        taken[range].iter_mut().for_each(|t| *t = true);
-        chosen.push(candidate);
-    }
-    for candidate in &mut chosen {
-        let span = candidate.start..candidate.end;
-        let start = said_leading_symbols(tokens, span, &terms[candidate.term].text, &taken);
-        taken[start..candidate.start]
-            .iter_mut()
-            .for_each(|t| *t = true);
-        candidate.start = start;
-    }
-    chosen.sort_by_key(|c| c.start);
-    chosen
-}
-
-/// The buckets a form with phonetic key `key` is indexed under: its first phone's, and
-/// another where it starts with two consonants that English does not begin a word with,
-/// which Whisper writes as English would say them:
-/// - a nasal before a consonant (`Ngozi`, `Nkechi`, `Mbali`): with a vowel before it
-///   ("Angozi", "Enkechi"), the vowels' bucket;
-/// - a stop before a consonant other than `l`, `r`, `w`, `y` (`Przemysław` read
-///   "pshehmiswahf", `Tsipras`, `Pfizer`, `Gdańsk`): without the stop ("Shemiswa",
-///   "Sipras"), the second phone's bucket.
-fn buckets_of(key: &[u8]) -> impl Iterator<Item = u8> {
-    let first = key.first().copied().map(bucket);
-    let second = match key {
-        [b'm' | b'n' | b'N', next, ..] if !is_vowel_phone(*next) => Some(bucket(b'a')),
-        [b'p' | b'b' | b't' | b'd' | b'k' | b'g', next, ..]
-            if !is_vowel_phone(*next) && !matches!(next, b'l' | b'r' | b'w' | b'y') =>
-        {
-            Some(bucket(*next)).filter(|&class| Some(class) != first)
-        }
-        _ => None,
-    };
-    first.into_iter().chain(second)
-}
-
-/// The class of a first phone: voicing and place variants share a bucket, vowels and
-/// the weak `h`, `w`, `y` share one.
-fn bucket(phone: u8) -> u8 {
-    match phone {
-        b'p' | b'b' => b'p',
-        b't' | b'd' | b'T' => b't',
-        b'k' | b'g' => b'k',
-        b'f' | b'v' => b'f',
-        b's' | b'z' | b'S' | b'Z' => b's',
-        b'C' | b'J' => b'C',
-        b'm' | b'n' | b'N' => b'm',
-        b'h' | b'w' | b'y' => b'a',
-        vowel if is_vowel_phone(vowel) => b'a',
-        other => other,
-    }
-}
-
-/// True when `a` and `b` differ by apostrophes (and maybe case), nothing else.
-fn same_but_apostrophes(a: &str, b: &str) -> bool {
-    let bare = |text: &str| -> String {
-        text.chars()
-            .filter(|&c| !is_apostrophe(c))
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    bare(a) == bare(b) && a.to_lowercase() != b.to_lowercase()
 }
 
 /// A common word or its possessive (a word list's "meter's", "side's"): Whisper spells
