@@ -102,15 +102,15 @@ pub(crate) fn read_reply(stream: &mut TcpStream, started: Instant) -> Reply {
 /// A `multipart/form-data` body.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Form {
-    pub(crate) parts: Vec<Part>,
+    parts: Vec<Part>,
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct Part {
-    pub(crate) name: String,
-    pub(crate) filename: Option<String>,
-    pub(crate) content_type: Option<String>,
-    pub(crate) data: Vec<u8>,
+struct Part {
+    name: String,
+    filename: Option<String>,
+    content_type: Option<String>,
+    data: Vec<u8>,
 }
 
 pub(crate) const BOUNDARY: &str = "ctxscribe-e2e-7d1e0c";
