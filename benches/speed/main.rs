@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo bench --bench speed -- [--runs N] [--threads N] [--model PATH] [--beam N]
-//!     [--sets 3s,5s,10s,15s,60s,5min,context,ctx-tuning,ctx-validation,ctxlong-tuning,
+//!     [--sets 3s,5s,10s,15s,jfk,60s,5min,context,ctx-tuning,ctx-validation,ctxlong-tuning,
 //!             ctxlong-validation,real] [--no-fw]
 //!     [--concurrency]
 //!     [--python PATH] [--ct2 DIR] [--fw-compute int8|float32]
@@ -15,7 +15,8 @@
 //! alternating order, and language detection on (no language given), as a user's default
 //! request would. Clips are built from the English clips of ../shared/eval/real: "3s" ..
 //! "15s" join consecutive clips up to about that length (up to 10 clips, none sharing a
-//! source clip), "60s" and "5min" join them (cycled) into one long file; "context" is
+//! source clip), "jfk" is the 11 s jfk clip alone, "60s" and "5min" join them (cycled)
+//! into one long file; "context" is
 //! ../shared/eval/context with each case's messages and dictionary (faster-whisper gets
 //! ctxscribe's rendered prompt as `initial_prompt` and searches with 5 beams, its
 //! default); "ctx-tuning" and "ctx-validation" are the two halves of benches/ctxset
@@ -42,7 +43,7 @@ mod fw;
 mod sets;
 
 use fw::FasterWhisper;
-use sets::{context_set, joined_set, load_real_clips, long_set};
+use sets::{context_set, joined_set, load_real_clips, long_set, single_set};
 
 const RATE: f64 = 16_000.0;
 /// Requests per concurrency level in the throughput bench.
@@ -279,6 +280,7 @@ fn build_sets(
             "5s" => joined_set(name, english, 5.0, 10, options.runs),
             "10s" => joined_set(name, english, 10.0, 10, options.runs),
             "15s" => joined_set(name, english, 15.0, 10, options.runs),
+            "jfk" => single_set(name, english, "en_whisper_jfk", options.runs)?,
             "60s" => long_set(name, english, 60.0, options.runs.min(3)),
             "5min" => long_set(name, english, 300.0, options.runs.min(2)),
             "context" => context_set(&shared.join("eval/context"), name, options.runs.min(2))?,

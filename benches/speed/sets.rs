@@ -90,6 +90,26 @@ pub(crate) fn joined_set(
     }
 }
 
+/// The clip `id` of `english` alone, as a set of its own (the figure whisper.cpp's and
+/// faster-whisper's own benchmarks quote is jfk's).
+pub(crate) fn single_set(
+    name: &str,
+    english: &[(String, Vec<f32>, String)],
+    id: &str,
+    runs: usize,
+) -> Result<Set, String> {
+    let (_, samples, reference) = english
+        .iter()
+        .find(|(clip, _, _)| clip == id)
+        .ok_or(format!("no clip {id} in the eval manifest"))?;
+    Ok(Set {
+        name: name.into(),
+        clips: vec![plain_clip(name.into(), samples.clone(), reference.clone())],
+        runs,
+        cases: None,
+    })
+}
+
 /// One file of at least `target` seconds: the English clips joined, cycled as needed.
 pub(crate) fn long_set(
     name: &str,
