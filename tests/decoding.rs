@@ -1,7 +1,8 @@
 //! The plain decode's own choices on real audio, base model: casing (ordinary nouns
 //! mid-sentence stay in lowercase where the model is unsure of a capital, names keep
 //! theirs; espeak-ng clips of tests/fixtures/make-casing.sh), a beam search for the
-//! windows whose greedy decode is unsure of its words, and the decoder's logits rows.
+//! windows whose greedy decode is unsure of its words, the decoder's logits rows, and a
+//! long file decoded without the VAD.
 
 mod common;
 
@@ -179,5 +180,51 @@ fn a_run_that_computes_only_its_last_row_reads_the_row_a_run_of_every_row_reads(
         last_row[0] > -1.0,
         "the spoken word is likely: {}",
         last_row[0]
+    );
+}
+
+/// Without the VAD, a window starts where Whisper's last timestamp of the one before put
+/// the end of its speech, and that can come early: the window's decode conditioned on
+/// the previous text goes on after it, but where that decode loops and the window is
+/// decoded again without it, the new decode reads the end of the previous window again.
+/// The English real clips joined into about 5 min (0.3 s apart, cycled, as the speed
+/// bench's long file), base model, no VAD: no run of 8 words may be written more often
+/// than the clips were joined in (measured before the re-read start was dropped: one
+/// sentence three times in two copies of the clips).
+#[test]
+fn a_long_file_without_the_vad_writes_no_sentence_more_often_than_it_is_said() {
+    let english: Vec<Vec<f32>> = real_clips()
+        .into_iter()
+        .filter(|clip| clip.language == "en")
+        .map(|clip| samples_16k(&clip.path))
+        .collect();
+    let gap = vec![0.0_f32; 4_800];
+    let (mut samples, mut copies) = (Vec::new(), 0);
+    for (index, clip) in english.iter().enumerate().cycle() {
+        if samples.len() >= 300 * 16_000 {
+            break;
+        }
+        copies += usize::from(index == 0);
+        samples.extend_from_slice(clip);
+        samples.extend_from_slice(&gap);
+    }
+    let engine = base_engine(2, false);
+    let output = engine
+        .transcribe(&plain_request(&samples, &Languages::Auto))
+        .expect("transcribe");
+    let words = norm_words(&output.text);
+    let mut counts = std::collections::HashMap::<&[String], usize>::new();
+    for run in words.windows(8) {
+        *counts.entry(run).or_default() += 1;
+    }
+    let extra: Vec<String> = counts
+        .into_iter()
+        .filter(|&(_, written)| written > copies)
+        .map(|(run, written)| format!("{written}x {}", run.join(" ")))
+        .collect();
+    assert!(
+        extra.is_empty(),
+        "written more than {copies} times: {extra:?}\n{}",
+        output.text
     );
 }

@@ -2,6 +2,8 @@
 //! and the compression ratio that tells a loop from speech. Decoding
 //! ([`super::decode`]) and the engine's windows ([`super::whisper`]) act on these signs.
 
+use std::collections::HashSet;
+
 use super::tokens::Vocabulary;
 use crate::transcript::word_key;
 
@@ -28,6 +30,98 @@ pub(crate) fn repeat_start(vocabulary: &Vocabulary, tokens: &[i32]) -> Option<us
 /// and not the audio wrote the second copy.
 pub(crate) fn ends_doubled(vocabulary: &Vocabulary, tokens: &[i32]) -> bool {
     repeat_start_of(vocabulary, tokens, MIN_TRIPLED_SPAN).is_some()
+}
+
+/// Words in a row that a decode must share with the previous window's text, which
+/// conditions it, to be read as an echo of that text: a short sentence ("Your power is
+/// sufficient, I said.").
+const MIN_ECHO_WORDS: usize = 6;
+
+/// Whether the text of `tokens` (a decode conditioned on `prompt`, the previous window's
+/// text) holds [`MIN_ECHO_WORDS`] or more words in a row that `prompt` holds in the same
+/// order (compared in lowercase letters and digits): a sign that the conditioning, not
+/// the audio, wrote them. Windows cut without the VAD's speech boundaries can start in
+/// a pause, and Whisper fills it with a sentence of the previous window ("And so my
+/// fellow Americans ..." again in one second of silence before the next speaker).
+pub(crate) fn echoes_prompt(vocabulary: &Vocabulary, prompt: &[i32], tokens: &[i32]) -> bool {
+    let words = |tokens: &[i32]| -> Vec<String> {
+        vocabulary
+            .text_of(tokens)
+            .split_whitespace()
+            .map(word_key)
+            .filter(|key| !key.is_empty())
+            .collect()
+    };
+    let (said, decoded) = (words(prompt), words(tokens));
+    let runs: HashSet<&[String]> = said.windows(MIN_ECHO_WORDS).collect();
+    decoded
+        .windows(MIN_ECHO_WORDS)
+        .any(|run| runs.contains(run))
+}
+
+/// `tokens` (a decode of a window without the previous window's text, `prompt`) less
+/// the words at its start that re-read the end of `prompt`: [`MIN_ECHO_WORDS`] or more
+/// words that end `prompt` and start the decode, the longest such run (compared in
+/// lowercase letters and digits). Where a window starts before the audio the previous
+/// window transcribed ends (its last timestamp came early), the decode conditioned on
+/// that text goes on after it, but the one without reads it again.
+pub(crate) fn without_reread_start(
+    vocabulary: &Vocabulary,
+    prompt: &[i32],
+    tokens: &[i32],
+) -> Vec<i32> {
+    let said: Vec<String> = vocabulary
+        .text_of(prompt)
+        .split_whitespace()
+        .map(word_key)
+        .filter(|key| !key.is_empty())
+        .collect();
+    let words = words_of(vocabulary, tokens);
+    let longest = (MIN_ECHO_WORDS..=said.len().min(words.len()))
+        .rev()
+        .find(|&n| {
+            said[said.len() - n..]
+                .iter()
+                .eq(words[..n].iter().map(|(_, key)| key))
+        });
+    let Some(n) = longest else {
+        return tokens.to_vec();
+    };
+    let Some(&(end, _)) = words.get(n) else {
+        // Every word re-reads the previous text: nothing new was heard.
+        return Vec::new();
+    };
+    // The segment the first new word is in keeps its opening timestamp.
+    let opening = tokens[..end]
+        .iter()
+        .rposition(|&t| vocabulary.is_timestamp(t));
+    opening
+        .map(|at| tokens[at])
+        .into_iter()
+        .chain(tokens[end..].iter().copied())
+        .collect()
+}
+
+/// The words of the text tokens among `tokens` (a token that starts with a space starts
+/// a word), each with the index in `tokens` of its first token and its key (lowercase
+/// letters and digits); words without letters or digits are left out.
+fn words_of(vocabulary: &Vocabulary, tokens: &[i32]) -> Vec<(usize, String)> {
+    let mut words: Vec<(usize, Vec<u8>)> = Vec::new();
+    for (index, &token) in tokens.iter().enumerate() {
+        if !vocabulary.is_text(token) {
+            continue;
+        }
+        let bytes = vocabulary.bpe().bytes_of(token);
+        match words.last_mut() {
+            Some((_, word)) if !bytes.starts_with(b" ") => word.extend_from_slice(bytes),
+            _ => words.push((index, bytes.to_vec())),
+        }
+    }
+    words
+        .into_iter()
+        .map(|(index, bytes)| (index, word_key(&String::from_utf8_lossy(&bytes))))
+        .filter(|(_, key)| !key.is_empty())
+        .collect()
 }
 
 /// [`repeat_start`] with two copies of spans from `min_doubled` tokens on.
@@ -135,7 +229,7 @@ pub(crate) fn compression_ratio(text: &str) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::tokens::tests::tiny_vocabulary;
+    use crate::engine::tokens::tests::{tiny_vocabulary, vocabulary_of};
 
     #[test]
     fn loops_compress_well_and_speech_does_not() {
@@ -199,6 +293,80 @@ mod tests {
             "very, very, very"
         );
         assert_eq!(loop_start(&v, &[]), None);
+    }
+
+    #[test]
+    fn a_decode_that_reads_the_previous_text_again_echoes_it() {
+        let v = vocabulary_of(&[
+            " And",
+            " so",
+            " my",
+            " fellow",
+            " Americans",
+            ",",
+            " ask",
+            " not",
+            " Mr",
+            ".",
+            " Quilter",
+            " is",
+            " the",
+            " apostle",
+        ]);
+        let ts = v.special.timestamp_begin;
+        let prompt = [0, 1, 2, 3, 4, 5, 6, 7];
+        // The previous sentence again, timestamps between, then the new speech.
+        let echo = [ts, 0, 1, 2, 3, 4, ts + 50, 6, 7, 8, 9, 10, 11];
+        assert!(echoes_prompt(&v, &prompt, &echo));
+        // Five words of it are not an echo; nor is new speech, nor an empty prompt.
+        assert!(!echoes_prompt(
+            &v,
+            &prompt,
+            &[ts, 1, 2, 3, 4, 5, 8, 10, 11, 12, 13]
+        ));
+        assert!(!echoes_prompt(&v, &prompt, &[8, 9, 10, 11, 12, 13]));
+        assert!(!echoes_prompt(&v, &[], &echo));
+    }
+
+    #[test]
+    fn a_decode_without_the_previous_text_loses_its_reread_start() {
+        let v = vocabulary_of(&[
+            " And",
+            " so",
+            " my",
+            " fellow",
+            " Americans",
+            ",",
+            " ask",
+            " not",
+            " Mr",
+            ".",
+            " Quilter",
+            " is",
+            " the",
+            " apostle",
+        ]);
+        let ts = v.special.timestamp_begin;
+        let prompt = [8, 10, 11, 12, 13, 9, 0, 1, 2, 3, 4, 5, 6, 7];
+        // "And so my fellow Americans, ask not" ends the previous text and starts this
+        // decode, then new speech in a second segment and mid-segment.
+        let reread = [ts, 0, 1, 2, 3, 4, 6, 7, 9, ts + 40, ts + 40, 8, 10, ts + 60];
+        assert_eq!(
+            without_reread_start(&v, &prompt, &reread),
+            vec![ts + 40, 8, 10, ts + 60]
+        );
+        let mid = [ts, 1, 2, 3, 4, 5, 6, 7, 8, 10, ts + 60];
+        assert_eq!(
+            without_reread_start(&v, &prompt, &mid),
+            vec![ts, 8, 10, ts + 60]
+        );
+        // All of it re-read: nothing is left.
+        assert!(without_reread_start(&v, &prompt, &[ts, 1, 2, 3, 4, 5, 6, 7, ts + 9]).is_empty());
+        // Five words, or words from the middle of the previous text, stay.
+        let five = [ts, 3, 4, 5, 6, 7, 8, ts + 50];
+        assert_eq!(without_reread_start(&v, &prompt, &five), five.to_vec());
+        let middle = [ts, 8, 10, 11, 12, 13, 0, 1, 2, ts + 50];
+        assert_eq!(without_reread_start(&v, &prompt, &middle), middle.to_vec());
     }
 
     #[test]

@@ -291,7 +291,11 @@ impl WhisperEngine {
             if let Some(searched) =
                 self.search_unsure(state, audio, language, prompt, &first, request)?
             {
-                return Ok(searched);
+                // A search conditioned on the previous text that reads it again is checked
+                // as the greedy decode is, below.
+                if !(carried && repeats::echoes_prompt(vocabulary, prompt, &searched.tokens)) {
+                    return Ok(searched);
+                }
             }
             if carried {
                 let (carried, alone) = (window_request(prompt, None), window_request(&[], None));
@@ -351,9 +355,11 @@ impl WhisperEngine {
     /// against the same window decoded alone. Conditioned on the previous text, Whisper
     /// can loop at every temperature ("The word is fair." thirteen times after "How
     /// old" in the 5 min bench file) or end by repeating its last sentence ("Go forward
-    /// ten meters." twice for one): a loop is decoded again alone before any higher
-    /// temperature, and a repeated ending is kept only when the window decoded alone
-    /// repeats too (the speaker said it twice).
+    /// ten meters." twice for one) or read a sentence of the previous text again: a loop
+    /// is decoded again alone before any higher temperature, and a repeated ending or an
+    /// echo of the previous text is kept only when the window decoded alone has it too
+    /// (the speaker said it twice). A decode alone that starts by reading the end of the
+    /// previous text again loses that start ([`repeats::without_reread_start`]).
     fn decode_carried(
         &self,
         state: &mut DecoderState,
@@ -362,12 +368,23 @@ impl WhisperEngine {
         alone: &DecodeRequest<'_>,
     ) -> Result<Decoded> {
         let vocabulary = self.model.vocabulary();
+        let alone_decode = |state: &mut DecoderState| -> Result<Decoded> {
+            let mut decoded = decode::decode(state, vocabulary, alone)?;
+            decoded.tokens =
+                repeats::without_reread_start(vocabulary, carried.prompt, &decoded.tokens);
+            Ok(decoded)
+        };
         if first.is_loop() {
-            return decode::decode(state, vocabulary, alone);
+            return alone_decode(state);
         }
-        if repeats::ends_doubled(vocabulary, &first.tokens) {
-            let without = decode::decode(state, vocabulary, alone)?;
-            if !repeats::ends_doubled(vocabulary, &without.tokens) {
+        let doubled = repeats::ends_doubled(vocabulary, &first.tokens);
+        let echoes = |tokens: &[i32]| repeats::echoes_prompt(vocabulary, carried.prompt, tokens);
+        let echo = echoes(&first.tokens);
+        if doubled || echo {
+            let without = alone_decode(state)?;
+            let said = (doubled && repeats::ends_doubled(vocabulary, &without.tokens))
+                || (echo && echoes(&without.tokens));
+            if !said {
                 return Ok(without);
             }
         }
