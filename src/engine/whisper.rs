@@ -359,7 +359,8 @@ impl WhisperEngine {
     /// is decoded again alone before any higher temperature, and a repeated ending or an
     /// echo of the previous text is kept only when the window decoded alone has it too
     /// (the speaker said it twice). A decode alone that starts by reading the end of the
-    /// previous text again loses that start ([`repeats::without_reread_start`]).
+    /// previous text again loses that start ([`repeats::without_reread_start`]), unless
+    /// the decode conditioned on that text starts by reading it too.
     fn decode_carried(
         &self,
         state: &mut DecoderState,
@@ -368,10 +369,17 @@ impl WhisperEngine {
         alone: &DecodeRequest<'_>,
     ) -> Result<Decoded> {
         let vocabulary = self.model.vocabulary();
+        // The speaker may say again what ended the previous window (jfk five times over):
+        // then the decode conditioned on it reads it too, and the decode alone keeps it.
+        let first_rereads =
+            repeats::without_reread_start(vocabulary, carried.prompt, &first.tokens)
+                != first.tokens;
         let alone_decode = |state: &mut DecoderState| -> Result<Decoded> {
             let mut decoded = decode::decode(state, vocabulary, alone)?;
-            decoded.tokens =
-                repeats::without_reread_start(vocabulary, carried.prompt, &decoded.tokens);
+            if !first_rereads {
+                decoded.tokens =
+                    repeats::without_reread_start(vocabulary, carried.prompt, &decoded.tokens);
+            }
             Ok(decoded)
         };
         if first.is_loop() {
