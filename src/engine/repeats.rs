@@ -44,15 +44,7 @@ const MIN_ECHO_WORDS: usize = 6;
 /// a pause, and Whisper fills it with a sentence of the previous window ("And so my
 /// fellow Americans ..." again in one second of silence before the next speaker).
 pub(crate) fn echoes_prompt(vocabulary: &Vocabulary, prompt: &[i32], tokens: &[i32]) -> bool {
-    let words = |tokens: &[i32]| -> Vec<String> {
-        vocabulary
-            .text_of(tokens)
-            .split_whitespace()
-            .map(word_key)
-            .filter(|key| !key.is_empty())
-            .collect()
-    };
-    let (said, decoded) = (words(prompt), words(tokens));
+    let (said, decoded) = (word_keys(vocabulary, prompt), word_keys(vocabulary, tokens));
     let runs: HashSet<&[String]> = said.windows(MIN_ECHO_WORDS).collect();
     decoded
         .windows(MIN_ECHO_WORDS)
@@ -70,12 +62,7 @@ pub(crate) fn without_reread_start(
     prompt: &[i32],
     tokens: &[i32],
 ) -> Vec<i32> {
-    let said: Vec<String> = vocabulary
-        .text_of(prompt)
-        .split_whitespace()
-        .map(word_key)
-        .filter(|key| !key.is_empty())
-        .collect();
+    let said = word_keys(vocabulary, prompt);
     let words = words_of(vocabulary, tokens);
     let longest = (MIN_ECHO_WORDS..=said.len().min(words.len()))
         .rev()
@@ -99,6 +86,17 @@ pub(crate) fn without_reread_start(
         .map(|at| tokens[at])
         .into_iter()
         .chain(tokens[end..].iter().copied())
+        .collect()
+}
+
+/// The keys (lowercase letters and digits) of the words `tokens` write, words without
+/// either left out.
+fn word_keys(vocabulary: &Vocabulary, tokens: &[i32]) -> Vec<String> {
+    vocabulary
+        .text_of(tokens)
+        .split_whitespace()
+        .map(word_key)
+        .filter(|key| !key.is_empty())
         .collect()
 }
 
@@ -295,9 +293,9 @@ mod tests {
         assert_eq!(loop_start(&v, &[]), None);
     }
 
-    #[test]
-    fn a_decode_that_reads_the_previous_text_again_echoes_it() {
-        let v = vocabulary_of(&[
+    /// Words of jfk's sentence and of the Quilter clip, one token each.
+    fn jfk_and_quilter_vocabulary() -> Vocabulary {
+        vocabulary_of(&[
             " And",
             " so",
             " my",
@@ -312,7 +310,12 @@ mod tests {
             " is",
             " the",
             " apostle",
-        ]);
+        ])
+    }
+
+    #[test]
+    fn a_decode_that_reads_the_previous_text_again_echoes_it() {
+        let v = jfk_and_quilter_vocabulary();
         let ts = v.special.timestamp_begin;
         let prompt = [0, 1, 2, 3, 4, 5, 6, 7];
         // The previous sentence again, timestamps between, then the new speech.
@@ -330,22 +333,7 @@ mod tests {
 
     #[test]
     fn a_decode_without_the_previous_text_loses_its_reread_start() {
-        let v = vocabulary_of(&[
-            " And",
-            " so",
-            " my",
-            " fellow",
-            " Americans",
-            ",",
-            " ask",
-            " not",
-            " Mr",
-            ".",
-            " Quilter",
-            " is",
-            " the",
-            " apostle",
-        ]);
+        let v = jfk_and_quilter_vocabulary();
         let ts = v.special.timestamp_begin;
         let prompt = [8, 10, 11, 12, 13, 9, 0, 1, 2, 3, 4, 5, 6, 7];
         // "And so my fellow Americans, ask not" ends the previous text and starts this

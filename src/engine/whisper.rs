@@ -369,13 +369,14 @@ impl WhisperEngine {
         alone: &DecodeRequest<'_>,
     ) -> Result<Decoded> {
         let vocabulary = self.model.vocabulary();
-        // The speaker may say again what ended the previous window (jfk five times over):
-        // then the decode conditioned on it reads it too, and the decode alone keeps it.
-        let first_rereads =
-            repeats::without_reread_start(vocabulary, carried.prompt, &first.tokens)
-                != first.tokens;
         let alone_decode = |state: &mut DecoderState| -> Result<Decoded> {
             let mut decoded = decode::decode(state, vocabulary, alone)?;
+            // The speaker may say again what ended the previous window (jfk five times
+            // over): then the decode conditioned on it reads it too, and the decode alone
+            // keeps it.
+            let first_rereads =
+                repeats::without_reread_start(vocabulary, carried.prompt, &first.tokens)
+                    != first.tokens;
             if !first_rereads {
                 decoded.tokens =
                     repeats::without_reread_start(vocabulary, carried.prompt, &decoded.tokens);
