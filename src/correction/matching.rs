@@ -7,9 +7,11 @@ use super::phonetic::{ConsonantProfile, PROFILE_UNIT_COST, is_vowel_phone, weigh
 use super::words::{Token, said_leading_symbols};
 use super::{
     COMMON_SPAN_THRESHOLD, Candidate, Corrector, FUNCTION_WORD_PENALTY, FUNCTION_WORDS,
-    MATCH_THRESHOLD, MIN_FUZZY_KEY_LEN, MIN_RELEVANCE_KEY_LEN, MatchMode, RELEVANCE_THRESHOLD,
-    SINGLE_COMMON_WORD_THRESHOLD, Span, TermEntry, UNKNOWN_WORD_THRESHOLD,
+    MATCH_THRESHOLD, MIN_FUZZY_KEY_LEN, MIN_RELEVANCE_KEY_LEN, MatchMode, NEAR_SPELLING_EDIT_COST,
+    NEAR_SPELLING_MIN_LETTERS, RELEVANCE_THRESHOLD, SINGLE_COMMON_WORD_THRESHOLD, Span, TermEntry,
+    UNKNOWN_WORD_THRESHOLD,
 };
+use crate::context::mining::is_ordinary_word;
 use crate::context::spoken::is_apostrophe;
 
 impl Corrector {
@@ -25,6 +27,9 @@ impl Corrector {
         let relevance = mode == MatchMode::Relevance;
         let fuzzy = mode == MatchMode::Correct { fuzzy: true };
         let (words, key, letters) = (&span_text.words, &span_text.key, &span_text.letters);
+        if end - start == 1 && (fuzzy || relevance) {
+            self.match_near_spelling(&tokens[start], start, candidates);
+        }
         let Some(&first) = key.first() else {
             return;
         };
@@ -103,6 +108,76 @@ impl Corrector {
             }
         }
     }
+}
+
+impl Corrector {
+    /// A word Whisper wrote without knowing it, spelled within a letter or two of a long
+    /// term ("uvcorn" for `uvicorn`, "mapier" for `Zapier`). Its sound may be far from the
+    /// term's by English rules, or start with another class of phone, but a name misheard
+    /// by one letter keeps its spelling. Only a word that is neither in Whisper's
+    /// vocabulary nor an English word, and only towards a term of at least
+    /// [`NEAR_SPELLING_MIN_LETTERS`] letters that is not an English word itself: one edit
+    /// up to 9 letters, two from 10. The match is a guess ([`is_guess`]): a pass told the
+    /// terms that writes another term there wins.
+    fn match_near_spelling(&self, token: &Token<'_>, at: usize, candidates: &mut Vec<Candidate>) {
+        let letters = &token.letters;
+        if token.common
+            || letters.len() + 1 < NEAR_SPELLING_MIN_LETTERS
+            || !token.core.chars().all(char::is_alphabetic)
+            || is_ordinary_word(token.core)
+        {
+            return;
+        }
+        for (index, term) in self.terms.iter().enumerate() {
+            if term.ordinary
+                || term.letters.len() < NEAR_SPELLING_MIN_LETTERS
+                || &term.letters == letters
+                || is_ordinary_word(&term.text)
+            {
+                continue;
+            }
+            let most = if term.letters.len() >= 10 { 2 } else { 1 };
+            if let Some(edits) = letter_edits(letters, &term.letters, most) {
+                #[allow(clippy::cast_precision_loss)]
+                candidates.push(Candidate {
+                    start: at,
+                    end: at + 1,
+                    term: index,
+                    cost: MATCH_THRESHOLD + NEAR_SPELLING_EDIT_COST * edits as f32,
+                });
+            }
+        }
+    }
+}
+
+/// The edits (a letter inserted, deleted, replaced, or two neighbours swapped) that turn
+/// `a` into `b`, when at most `most` do.
+fn letter_edits(a: &[u8], b: &[u8], most: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > most {
+        return None;
+    }
+    // Optimal string alignment, rows of the previous two prefixes of `a`.
+    let width = b.len() + 1;
+    let mut before: Vec<usize> = vec![0; width];
+    let mut previous: Vec<usize> = (0..width).collect();
+    let mut current: Vec<usize> = vec![0; width];
+    for i in 1..=a.len() {
+        current[0] = i;
+        for j in 1..width {
+            let substitution = previous[j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            let mut best = substitution.min(previous[j] + 1).min(current[j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(before[j - 2] + 1);
+            }
+            current[j] = best;
+        }
+        if current.iter().min().is_some_and(|&m| m > most) {
+            return None;
+        }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut current);
+    }
+    Some(previous[b.len()]).filter(|&edits| edits <= most)
 }
 
 /// The largest distance per phone for a fuzzy match of a span to a term: strict for

@@ -10,7 +10,10 @@
 //! - the same letters (ignoring case, spaces and separators) is an exact match;
 //! - otherwise the normalised weighted edit distance of their [phonetic keys](phonetic)
 //!   must stay under [`MATCH_THRESHOLD`], plus [`FUNCTION_WORD_PENALTY`] for each
-//!   function word ("the", "and", ...) the span has and the term does not say.
+//!   function word ("the", "and", ...) the span has and the term does not say;
+//! - or, for one word that is neither in Whisper's vocabulary nor an English word, its
+//!   letters must be within one edit of a term of [`NEAR_SPELLING_MIN_LETTERS`] letters
+//!   or more, two from ten ("uvcorn" -> `uvicorn`), as a guess.
 //!
 //! The spoken forms are the caller's (`sounds_like`: "win" for `Nguyen`) and those derived
 //! from the term's spelling; a caller's form of function words only ("the") is ignored.
@@ -78,6 +81,11 @@ pub const SINGLE_COMMON_WORD_THRESHOLD: f32 = 0.05;
 /// it guessed for a name it did not know, like "Sersha" for Saoirse), matched to a term
 /// that is not one lowercase ordinary word ("amiable" became a word list's "annibal").
 pub const UNKNOWN_WORD_THRESHOLD: f32 = 0.3;
+/// The fewest letters of a term that a word spelled within a letter or two of it may
+/// become ([`Corrector`]'s near spellings: "uvcorn" for `uvicorn`).
+pub const NEAR_SPELLING_MIN_LETTERS: usize = 6;
+/// The cost of a near spelling per letter edit, above [`MATCH_THRESHOLD`]: a guess.
+pub const NEAR_SPELLING_EDIT_COST: f32 = 0.05;
 /// Added to the distance for each function word of the span the form does not say.
 pub const FUNCTION_WORD_PENALTY: f32 = 0.1;
 /// Highest normalised phonetic distance at which a span makes a term relevant

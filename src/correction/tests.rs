@@ -168,6 +168,43 @@ fn a_guess_gives_way_to_the_term_a_prompted_decode_heard() {
 }
 
 #[test]
+fn a_word_spelled_a_letter_off_a_long_term_becomes_the_term() {
+    let c = corrector(&["uvicorn", "Zapier", "Wojciechowski", "ffmpeg"], &[]);
+    // Far from the term by sound ("uvcorn" reads "uhv-korn", "mapier" starts with
+    // another phone), one letter from it in writing.
+    assert_eq!(
+        fix(&c, "Run uvcorn with reload."),
+        "Run uvicorn with reload."
+    );
+    assert_eq!(fix(&c, "Sync it with mapier."), "Sync it with Zapier.");
+    // Two letters are allowed from ten letters up.
+    assert_eq!(fix(&c, "Ask Wojcichowsky."), "Ask Wojciechowski.");
+    // Too far: two letters off a six-letter term, or a short word.
+    assert_eq!(fix(&c, "Convert it with ffmp."), "Convert it with ffmp.");
+    assert_eq!(fix(&c, "Sync it with mapiex."), "Sync it with mapiex.");
+    // Words Whisper knows, or English words, are what was said: a letter from a
+    // term is another word ("unicorn" is not `uvicorn`, nor "rapier" `Zapier`).
+    assert_eq!(fix(&c, "Draw a unicorn."), "Draw a unicorn.");
+    assert_eq!(fix(&c, "Draw a rapier."), "Draw a rapier.");
+    // A guess: a decode told the terms that writes another term there wins.
+    assert_eq!(
+        c.correct_without_guesses("Run uvcorn with reload.", None)
+            .text,
+        "Run uvcorn with reload."
+    );
+}
+
+#[test]
+fn a_near_spelling_needs_a_long_term_that_is_no_word() {
+    // A word list's word is said by its own sound; a short term is a letter away from
+    // too many words.
+    let c = corrector(&["tablet", "Neovim", "Kafka"], &[]);
+    assert_eq!(fix(&c, "Open tabled now."), "Open tabled now.");
+    assert_eq!(fix(&c, "Ask Kafke."), "Ask Kafke.");
+    assert_eq!(fix(&c, "Open Neovin now."), "Open Neovim now.");
+}
+
+#[test]
 fn a_lowercase_word_of_a_list_needs_a_close_match_to_replace_an_unknown_word() {
     // A rare-word list of the real clips: "amiable" (a word, though not a common
     // one) sounds about as close to "annibal" as "Sersha" to Saoirse, but the
