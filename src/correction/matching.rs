@@ -108,9 +108,7 @@ impl Corrector {
             }
         }
     }
-}
 
-impl Corrector {
     /// A word Whisper wrote without knowing it, spelled within a letter or two of a long
     /// term ("uvcorn" for `uvicorn`, "mapier" for `Zapier`). Its sound may be far from the
     /// term's by English rules, or start with another class of phone, but a name misheard
