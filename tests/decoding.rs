@@ -189,8 +189,8 @@ fn a_run_that_computes_only_its_last_row_reads_the_row_a_run_of_every_row_reads(
 /// decoded again without it, the new decode reads the end of the previous window again.
 /// The English real clips joined into about 5 min (0.3 s apart, cycled, as the speed
 /// bench's long file), base model, no VAD: no run of 8 words may be written more often
-/// than the clips were joined in (measured before the re-read start was dropped: one
-/// sentence three times in two copies of the clips).
+/// than the clips were joined in (a decode alone that keeps its re-read start writes
+/// one sentence three times in two copies of the clips).
 #[test]
 fn a_long_file_without_the_vad_writes_no_sentence_more_often_than_it_is_said() {
     let english: Vec<Vec<f32>> = real_clips()

@@ -21,6 +21,7 @@
 use crate::context::mining::is_common_word;
 use crate::context::{ContextTerms, Language};
 use crate::correction::Corrector;
+use crate::correction::phonetic::edits_within;
 
 /// Shortest proposal accepted, relative to the transcript's length in characters.
 pub const MIN_LENGTH_RATIO: f64 = 0.6;
@@ -284,32 +285,14 @@ fn is_spelling_fix(old: &str, new: &str) -> bool {
     if is_common_word(&lo) {
         return false;
     }
-    let len = lo.chars().count().max(ln.chars().count());
-    levenshtein(&lo, &ln) <= max_spelling_distance(len)
+    let (lo, ln): (Vec<char>, Vec<char>) = (lo.chars().collect(), ln.chars().collect());
+    let len = lo.len().max(ln.len());
+    edits_within(&lo, &ln, false, max_spelling_distance(len)).is_some()
 }
 
 /// `word` without leading and trailing punctuation.
 fn core(word: &str) -> &str {
     word.trim_matches(|c: char| !c.is_alphanumeric())
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = if ca == cb {
-                previous
-            } else {
-                1 + previous.min(row[j]).min(current)
-            };
-            previous = current;
-        }
-    }
-    row[b.len()]
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -491,5 +474,10 @@ mod tests {
         assert_eq!(max_spelling_distance(12), 2);
         assert_eq!(levenshtein("recieve", "receive"), 2);
         assert_eq!(levenshtein("kitten", "sitting"), 3);
+    }
+
+    fn levenshtein(a: &str, b: &str) -> usize {
+        let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+        edits_within(&a, &b, false, usize::MAX - 1).unwrap_or(usize::MAX)
     }
 }

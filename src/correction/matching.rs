@@ -3,7 +3,9 @@
 //! non-overlapping ones chosen. Forms are indexed by the class of their first phone
 //! ([`buckets_of`]).
 
-use super::phonetic::{ConsonantProfile, PROFILE_UNIT_COST, is_vowel_phone, weighted_distance};
+use super::phonetic::{
+    ConsonantProfile, PROFILE_UNIT_COST, edits_within, is_vowel_phone, weighted_distance,
+};
 use super::words::{Token, said_leading_symbols};
 use super::{
     COMMON_SPAN_THRESHOLD, Candidate, Corrector, FUNCTION_WORD_PENALTY, FUNCTION_WORDS,
@@ -130,12 +132,14 @@ impl Corrector {
             if term.ordinary
                 || term.letters.len() < NEAR_SPELLING_MIN_LETTERS
                 || &term.letters == letters
-                || is_ordinary_word(&term.text)
             {
                 continue;
             }
             let most = if term.letters.len() >= 10 { 2 } else { 1 };
-            if let Some(edits) = letter_edits(letters, &term.letters, most) {
+            // The word list is asked only of the few terms within reach.
+            if let Some(edits) = edits_within(letters, &term.letters, true, most)
+                && !is_ordinary_word(&term.text)
+            {
                 #[allow(clippy::cast_precision_loss)]
                 candidates.push(Candidate {
                     start: at,
@@ -146,36 +150,6 @@ impl Corrector {
             }
         }
     }
-}
-
-/// The edits (a letter inserted, deleted, replaced, or two neighbours swapped) that turn
-/// `a` into `b`, when at most `most` do.
-fn letter_edits(a: &[u8], b: &[u8], most: usize) -> Option<usize> {
-    if a.len().abs_diff(b.len()) > most {
-        return None;
-    }
-    // Optimal string alignment, rows of the previous two prefixes of `a`.
-    let width = b.len() + 1;
-    let mut before: Vec<usize> = vec![0; width];
-    let mut previous: Vec<usize> = (0..width).collect();
-    let mut current: Vec<usize> = vec![0; width];
-    for i in 1..=a.len() {
-        current[0] = i;
-        for j in 1..width {
-            let substitution = previous[j - 1] + usize::from(a[i - 1] != b[j - 1]);
-            let mut best = substitution.min(previous[j] + 1).min(current[j - 1] + 1);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(before[j - 2] + 1);
-            }
-            current[j] = best;
-        }
-        if current.iter().min().is_some_and(|&m| m > most) {
-            return None;
-        }
-        std::mem::swap(&mut before, &mut previous);
-        std::mem::swap(&mut previous, &mut current);
-    }
-    Some(previous[b.len()]).filter(|&edits| edits <= most)
 }
 
 /// The largest distance per phone for a fuzzy match of a span to a term: strict for

@@ -479,6 +479,37 @@ fn indel_cost(a: u8) -> f32 {
     }
 }
 
+/// The edits (an element inserted, deleted or replaced, and with `swaps` two neighbours
+/// swapped) that turn `a` into `b`, when at most `most` do: Levenshtein's distance, or
+/// with `swaps` the optimal string alignment one. Stops as soon as `most` is out of reach.
+pub fn edits_within<T: PartialEq>(a: &[T], b: &[T], swaps: bool, most: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > most {
+        return None;
+    }
+    // Rows of the distances from the prefixes of `a` two and one elements back.
+    let width = b.len() + 1;
+    let mut before: Vec<usize> = vec![0; width];
+    let mut previous: Vec<usize> = (0..width).collect();
+    let mut current: Vec<usize> = vec![0; width];
+    for i in 1..=a.len() {
+        current[0] = i;
+        for j in 1..width {
+            let substitution = previous[j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            let mut best = substitution.min(previous[j] + 1).min(current[j - 1] + 1);
+            if swaps && i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(before[j - 2] + 1);
+            }
+            current[j] = best;
+        }
+        if current.iter().min().is_some_and(|&m| m > most) {
+            return None;
+        }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut current);
+    }
+    Some(previous[b.len()]).filter(|&edits| edits <= most)
+}
+
 /// Weighted edit distance between two keys; `None` once it must exceed `limit`.
 #[must_use]
 pub fn weighted_distance(a: &[u8], b: &[u8], limit: f32) -> Option<f32> {
@@ -511,6 +542,17 @@ pub fn weighted_distance(a: &[u8], b: &[u8], limit: f32) -> Option<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn edits_count_a_swap_as_one_only_where_asked_and_stop_past_the_bound() {
+        let (swapped, right) = (b"zapeir".as_slice(), b"zapier".as_slice());
+        assert_eq!(edits_within(swapped, right, true, 1), Some(1));
+        assert_eq!(edits_within(swapped, right, false, 2), Some(2));
+        assert_eq!(edits_within(swapped, right, false, 1), None);
+        assert_eq!(edits_within(b"uvcorn", b"uvicorn", true, 1), Some(1));
+        assert_eq!(edits_within(b"ffmp", b"ffmpeg", true, 1), None);
+        assert_eq!(edits_within(b"kitten", b"sitting", false, 5), Some(3));
+    }
 
     fn key(text: &str) -> String {
         let words: Vec<&str> = text.split_whitespace().collect();

@@ -179,7 +179,7 @@ fn a_word_spelled_a_letter_off_a_long_term_becomes_the_term() {
     assert_eq!(fix(&c, "Sync it with mapier."), "Sync it with Zapier.");
     // Two letters are allowed from ten letters up.
     assert_eq!(fix(&c, "Ask Wojcichowsky."), "Ask Wojciechowski.");
-    // Too far: two letters off a six-letter term, or a short word.
+    // Too far: two letters off a term of under ten letters.
     assert_eq!(fix(&c, "Convert it with ffmp."), "Convert it with ffmp.");
     assert_eq!(fix(&c, "Sync it with mapiex."), "Sync it with mapiex.");
     // Words Whisper knows, or English words, are what was said: a letter from a
