@@ -161,6 +161,12 @@ struct TermEntry {
     /// A common word or its possessive ([`is_ordinary_word`]): it replaces words only
     /// when they sound the same (here and in the merge).
     ordinary: bool,
+    /// `ordinary`, or one word written as an English word is (lowercase, or a capital
+    /// then lowercase) that Whisper's vocabulary or the English word list holds
+    /// ([`crate::context::mining::is_ordinary_word`]: `Mongoose`, `Flask`, not
+    /// `LaTeX`): in the merge it too replaces ordinary words only when they sound the
+    /// same.
+    english_word: bool,
 }
 
 impl TermEntry {
@@ -226,11 +232,16 @@ impl Corrector {
                     .text()
                     .chars()
                     .all(|c| c.is_alphabetic() || is_apostrophe(c));
+            let ordinary = is_ordinary_word(term.text());
             entries.push(TermEntry {
                 text: term.text().to_owned(),
                 letters: folded_letters(term.text()),
                 plain_word,
-                ordinary: is_ordinary_word(term.text()),
+                ordinary,
+                english_word: ordinary
+                    || (plain_word
+                        && term.text().chars().skip(1).all(char::is_lowercase)
+                        && crate::context::mining::is_ordinary_word(term.text())),
             });
             let given = term.given_forms().len();
             for (form_index, form) in term.spoken_forms().iter().enumerate() {

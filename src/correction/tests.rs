@@ -476,3 +476,27 @@ fn a_name_whose_first_consonant_english_drops_still_matches() {
     let sentence = "She misses the trip to the sea.";
     assert_eq!(fix(&c, sentence), sentence);
 }
+
+#[test]
+fn a_term_written_as_an_english_word_is_one_and_a_mixed_case_name_is_not() {
+    let c = corrector(
+        &["Mongoose", "pandas", "girl's", "LaTeX", "NixOS", "Qdrant"],
+        &[],
+    );
+    let english: Vec<(&str, bool)> = c
+        .terms
+        .iter()
+        .map(|term| (term.text.as_str(), term.english_word))
+        .collect();
+    assert_eq!(
+        english,
+        [
+            ("Mongoose", true),
+            ("pandas", true),
+            ("girl's", true),
+            ("LaTeX", false),
+            ("NixOS", false),
+            ("Qdrant", false),
+        ]
+    );
+}

@@ -380,6 +380,7 @@ impl Corrector {
     /// not "lesson's": grammar, which Whisper knows).
     fn merge_threshold(&self, span: &[Token<'_>], terms: &[usize], loose: f32) -> Option<f32> {
         let ordinary = |index: usize| self.terms.get(index).is_some_and(|t| t.ordinary);
+        let english = |index: usize| self.terms.get(index).is_some_and(|t| t.english_word);
         if let [token] = span
             && token.common
             && terms.iter().all(|&index| {
@@ -390,7 +391,7 @@ impl Corrector {
         }
         Some(if !span.iter().all(|token| token.common) {
             loose
-        } else if terms.iter().all(|&index| ordinary(index)) {
+        } else if terms.iter().all(|&index| english(index)) {
             0.0
         } else {
             COMMON_WORDS_MERGE_THRESHOLD

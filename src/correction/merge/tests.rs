@@ -299,6 +299,12 @@ fn an_ordinary_word_gives_way_to_an_ordinary_word_term_only_when_it_sounds_the_s
         ),
         first
     );
+    // So does an English word Whisper's vocabulary does not hold whole ("mongoose" is
+    // the word list's): a long dictation's union context had `Mongo` and `Mongoose`, and
+    // both prompted decodes wrote "Mongoose juice" for "mango juice".
+    let first = "Grab some mango juice for the team.";
+    let second = "Grab some Mongoose juice for the team.";
+    assert_eq!(merge(&["Mongo", "Mongoose"], first, second), first);
     // A term that is not an ordinary word still replaces a close sound.
     assert_eq!(
         merge(
