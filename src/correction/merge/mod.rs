@@ -23,10 +23,12 @@
 //! - a term the second transcript writes where the first has nothing, or nothing that
 //!   sounds like it, is dropped: the decoder wrote it because it was told to, not
 //!   because it heard it;
-//! - a term that is itself an ordinary word replaces ordinary words only when they sound
-//!   exactly like it (`Spark` for "spark"), never when they merely sound close ("left"
-//!   is not the word list's "lefts"): Whisper spells ordinary words, so the one it wrote
-//!   unprompted is the one it heard, and a biased decode tips it over to a neighbour.
+//! - a term that is itself an ordinary word (of Whisper's vocabulary, or written as a
+//!   word and in the English word list: `Mongoose`) replaces ordinary words only when
+//!   they sound exactly like it (`Spark` for "spark"), never when they merely sound
+//!   close ("left" is not the word list's "lefts", "mango juice" not "`Mongoose` juice"):
+//!   Whisper spells ordinary words, so the one it wrote unprompted is the one it heard,
+//!   and a biased decode tips it over to a neighbour.
 //!
 //! The second transcript is taken whole ([`Corrector::prefer_second_pass`]) when it
 //! writes more of the terms than the merge and is still the same transcript: about as
