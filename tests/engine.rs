@@ -9,7 +9,7 @@ use std::time::Instant;
 use common::apps::JFK;
 use common::*;
 use ctxscribe::engine::EngineRequest;
-use ctxscribe::{Audio, ContextTranscriber, Device, Dictionary, Language, Languages, Message};
+use ctxscribe::{Audio, ContextTranscriber, Device, Dictionary, Languages, Message};
 
 /// The words of `text`: lowercase, punctuation dropped. The encoder context trimmed to a
 /// short clip keeps jfk's words exact but may drop its first comma.
@@ -23,10 +23,6 @@ fn words(text: &str) -> Vec<String> {
         })
         .filter(|w| !w.is_empty())
         .collect()
-}
-
-fn lang(code: &str) -> Language {
-    Language::from_code(code).expect("known language")
 }
 
 #[test]

@@ -6,11 +6,7 @@ mod common;
 
 use common::apps::JFK;
 use common::*;
-use ctxscribe::{ContextTranscriber, Language, Languages};
-
-fn lang(code: &str) -> Language {
-    Language::from_code(code).expect("known language")
-}
+use ctxscribe::{ContextTranscriber, Languages};
 
 #[test]
 fn german_clip_with_de_or_en_comes_out_german() {

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use ctxscribe::engine::{Decoding, EngineConfig, EngineRequest, Stop, WhisperEngine};
-use ctxscribe::{ContextTranscriber, ContextTranscriberBuilder, Dictionary, Languages, Transcript};
+use ctxscribe::{
+    ContextTranscriber, ContextTranscriberBuilder, Dictionary, Language, Languages, Transcript,
+};
 
 // Not every test binary uses every one.
 #[allow(unused_imports)]
@@ -152,6 +154,11 @@ pub fn assert_segments_cover(transcript: &Transcript) {
             .collect::<Vec<_>>()
             .join(" ")
     );
+}
+
+/// The language of a Whisper code the test knows to exist (`"de"`).
+pub fn lang(code: &str) -> Language {
+    Language::from_code(code).expect("known language")
 }
 
 /// Transcribes a file with no context.
