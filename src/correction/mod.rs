@@ -55,7 +55,7 @@ mod words;
 
 use std::collections::HashMap;
 
-use crate::context::mining::is_common_word;
+use crate::context::mining::{is_common_word, is_ordinary_word};
 use crate::context::spoken::is_apostrophe;
 use crate::context::{ContextTerms, Language, TermKind};
 
@@ -158,14 +158,13 @@ struct TermEntry {
     letters: Vec<u8>,
     /// One ordinary word (a name or a lowercase word, letters and apostrophes only).
     plain_word: bool,
-    /// A common word or its possessive ([`is_ordinary_word`]): it replaces words only
-    /// when they sound the same (here and in the merge).
+    /// A common word or its possessive ([`is_common_word_or_possessive`]): it replaces
+    /// words only when they sound the same (here and in the merge).
     ordinary: bool,
     /// `ordinary`, or one word written as an English word is (lowercase, or a capital
     /// then lowercase) that Whisper's vocabulary or the English word list holds
-    /// ([`crate::context::mining::is_ordinary_word`]: `Mongoose`, `Flask`, not
-    /// `LaTeX`): in the merge it too replaces ordinary words only when they sound the
-    /// same.
+    /// ([`is_ordinary_word`]: `Mongoose`, `Flask`, not `LaTeX`): in the merge it too
+    /// replaces ordinary words only when they sound the same.
     english_word: bool,
 }
 
@@ -232,7 +231,7 @@ impl Corrector {
                     .text()
                     .chars()
                     .all(|c| c.is_alphabetic() || is_apostrophe(c));
-            let ordinary = is_ordinary_word(term.text());
+            let ordinary = is_common_word_or_possessive(term.text());
             entries.push(TermEntry {
                 text: term.text().to_owned(),
                 letters: folded_letters(term.text()),
@@ -241,7 +240,7 @@ impl Corrector {
                 english_word: ordinary
                     || (plain_word
                         && term.text().chars().skip(1).all(char::is_lowercase)
-                        && crate::context::mining::is_ordinary_word(term.text())),
+                        && is_ordinary_word(term.text())),
             });
             let given = term.given_forms().len();
             for (form_index, form) in term.spoken_forms().iter().enumerate() {
@@ -621,7 +620,7 @@ fn move_article_n(text: &str) -> Option<String> {
 
 /// A common word or its possessive (a word list's "meter's", "side's"): Whisper spells
 /// such words itself, so the one it wrote is the one it heard unless they sound the same.
-fn is_ordinary_word(text: &str) -> bool {
+fn is_common_word_or_possessive(text: &str) -> bool {
     let stem = text
         .strip_suffix("'s")
         .or_else(|| text.strip_suffix("\u{2019}s"))
