@@ -29,9 +29,6 @@ impl Corrector {
         let relevance = mode == MatchMode::Relevance;
         let fuzzy = mode == MatchMode::Correct { fuzzy: true };
         let (words, key, letters) = (&span_text.words, &span_text.key, &span_text.letters);
-        if end - start == 1 && (fuzzy || relevance) {
-            self.match_near_spelling(&tokens[start], start, candidates);
-        }
         let Some(&first) = key.first() else {
             return;
         };
@@ -67,6 +64,7 @@ impl Corrector {
                     end,
                     term: form.term,
                     cost: 0.0,
+                    skip: 0,
                 });
                 continue;
             }
@@ -106,6 +104,7 @@ impl Corrector {
                     end,
                     term: form.term,
                     cost: distance / longest_f + penalty,
+                    skip: 0,
                 });
             }
         }
@@ -119,7 +118,12 @@ impl Corrector {
     /// [`NEAR_SPELLING_MIN_LETTERS`] letters that is not an English word itself: one edit
     /// up to 9 letters, two from 10. The match is a guess ([`is_guess`]): a pass told the
     /// terms that writes another term there wins.
-    fn match_near_spelling(&self, token: &Token<'_>, at: usize, candidates: &mut Vec<Candidate>) {
+    pub(super) fn match_near_spelling(
+        &self,
+        token: &Token<'_>,
+        at: usize,
+        candidates: &mut Vec<Candidate>,
+    ) {
         let letters = &token.letters;
         if token.common
             || letters.len() + 1 < NEAR_SPELLING_MIN_LETTERS
@@ -146,6 +150,7 @@ impl Corrector {
                     end: at + 1,
                     term: index,
                     cost: MATCH_THRESHOLD + NEAR_SPELLING_EDIT_COST * edits as f32,
+                    skip: 0,
                 });
             }
         }
@@ -219,8 +224,9 @@ pub(super) fn choose(
         if taken[range.clone()].iter().any(|&t| t) {
             continue;
         }
-        let single_core =
-            (candidate.end - candidate.start == 1).then(|| tokens[candidate.start].core);
+        let single_core = (candidate.end - candidate.start == 1)
+            .then(|| tokens[candidate.start].core.get(candidate.skip..))
+            .flatten();
         if single_core == Some(terms[candidate.term].text.as_str()) {
             continue;
         }

@@ -215,6 +215,16 @@ struct Candidate {
     end: usize,
     term: usize,
     cost: f32,
+    /// Bytes of the first token's core left before the term: its elided word, when the
+    /// span starts at the word after it ([`words::Elided`]).
+    skip: usize,
+}
+
+impl Candidate {
+    /// Where the replaced text starts in the transcript `tokens` came from.
+    fn from(&self, tokens: &[Token<'_>]) -> usize {
+        tokens[self.start].core_start + self.skip
+    }
 }
 
 impl Corrector {
@@ -333,10 +343,7 @@ impl Corrector {
         let mut replacements = Vec::with_capacity(chosen.len());
         let mut last = 0;
         for candidate in chosen {
-            let (from, to) = (
-                tokens[candidate.start].core_start,
-                tokens[candidate.end - 1].core_end,
-            );
+            let (from, to) = (candidate.from(&tokens), tokens[candidate.end - 1].core_end);
             let term = &self.terms[candidate.term].text;
             if from > last && hyphen_joined(text, &view, from - 1) {
                 out.push_str(&text[last..from - 1]);
@@ -367,29 +374,69 @@ impl Corrector {
     fn candidates(&self, tokens: &[Token<'_>], mode: MatchMode) -> Vec<Candidate> {
         let mut candidates = Vec::new();
         for start in 0..tokens.len() {
-            if tokens[start].words.is_empty() {
+            let first = &tokens[start];
+            if first.words.is_empty() {
                 continue;
             }
-            let mut span = Span::default();
-            for end in start + 1..=(start + self.max_span_words).min(tokens.len()) {
-                let token = &tokens[end - 1];
+            if matches!(
+                mode,
+                MatchMode::Relevance | MatchMode::Correct { fuzzy: true }
+            ) {
+                self.match_near_spelling(first, start, &mut candidates);
+            }
+            let whole = Span {
+                words: first.words.clone(),
+                key: first.key.clone(),
+                letters: first.letters.clone(),
+            };
+            self.spans_from(tokens, start, whole, 0, mode, &mut candidates);
+            if let Some(elided) = &first.elided {
+                let after = Span {
+                    words: elided.words.clone(),
+                    key: elided.key.clone(),
+                    letters: elided.letters.clone(),
+                };
+                self.spans_from(tokens, start, after, elided.skip, mode, &mut candidates);
+            }
+        }
+        candidates
+    }
+
+    /// The candidates of the spans that start with `span` (the token at `start`, or the
+    /// word after its elided word: `skip` bytes of its core left out) and run on over
+    /// the next tokens up to a phrase's end.
+    fn spans_from(
+        &self,
+        tokens: &[Token<'_>],
+        start: usize,
+        mut span: Span,
+        skip: usize,
+        mode: MatchMode,
+        candidates: &mut Vec<Candidate>,
+    ) {
+        for end in start + 1..=(start + self.max_span_words).min(tokens.len()) {
+            let token = &tokens[end - 1];
+            if end > start + 1 {
                 if token.words.is_empty() {
                     break;
                 }
                 span.words.extend(token.words.iter().cloned());
                 // Keys are deduplicated phone runs: a join repeats no phone.
-                let skip =
+                let repeated =
                     usize::from(span.key.last().is_some() && span.key.last() == token.key.first());
                 span.key
-                    .extend_from_slice(&token.key[skip.min(token.key.len())..]);
+                    .extend_from_slice(&token.key[repeated.min(token.key.len())..]);
                 span.letters.extend_from_slice(&token.letters);
-                self.match_span(tokens, start, end, &span, mode, &mut candidates);
-                if token.breaks_after {
-                    break;
-                }
+            }
+            let before = candidates.len();
+            self.match_span(tokens, start, end, &span, mode, candidates);
+            for candidate in &mut candidates[before..] {
+                candidate.skip = skip;
+            }
+            if token.breaks_after {
+                break;
             }
         }
-        candidates
     }
 
     /// Candidate edits of `text` for the judge ([`judge`]): the strict matcher's choices
@@ -404,7 +451,7 @@ impl Corrector {
         let protected = self.already_written(&tokens, text);
         let edit = |candidate: &Candidate, source| judge::Edit {
             splice: Splice {
-                from: tokens[candidate.start].core_start,
+                from: candidate.from(&tokens),
                 to: tokens[candidate.end - 1].core_end,
                 text: self.terms[candidate.term].text.clone(),
                 term: candidate.term,
@@ -571,9 +618,17 @@ impl Corrector {
     fn already_written(&self, tokens: &[Token<'_>], text: &str) -> Vec<bool> {
         let mut protected = vec![false; tokens.len()];
         for start in 0..tokens.len() {
+            let elided = tokens[start]
+                .elided
+                .as_ref()
+                .map_or(0, |elided| elided.skip);
             for end in start + 1..=(start + self.max_span_words).min(tokens.len()) {
-                let span = &text[tokens[start].core_start..tokens[end - 1].core_end];
-                if self.terms.iter().any(|t| t.text == span) {
+                let to = tokens[end - 1].core_end;
+                let written = [0, elided].iter().any(|&skip| {
+                    let span = &text[tokens[start].core_start + skip..to];
+                    self.terms.iter().any(|t| t.text == span)
+                });
+                if written {
                     protected[start..end].iter_mut().for_each(|p| *p = true);
                 }
             }

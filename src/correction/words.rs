@@ -21,6 +21,19 @@ pub(super) struct Token<'a> {
     /// Punctuation after the core ends a span.
     pub(super) breaks_after: bool,
     pub(super) common: bool,
+    /// The word after a French or Italian elided word that opens the core ("oxicodon"
+    /// of "l'oxicodon"), matched on its own too.
+    pub(super) elided: Option<Elided>,
+}
+
+/// The word of a [`Token`] after its elided word ([`elided_prefix_len`]).
+#[derive(Debug)]
+pub(super) struct Elided {
+    /// Bytes of the core before the word (the elided word and its apostrophe).
+    pub(super) skip: usize,
+    pub(super) words: Vec<String>,
+    pub(super) key: Vec<u8>,
+    pub(super) letters: Vec<u8>,
 }
 
 /// Punctuation that may open a word.
@@ -50,6 +63,39 @@ fn is_trailing_punctuation(c: char) -> bool {
             | '\u{201d}'
             | '\u{2019}'
     )
+}
+
+/// Words French and Italian shorten to their first letters and an apostrophe before a
+/// vowel or a mute `h`, glued to the next word ("l'oxycodone", "d'Elasticsearch",
+/// "qu'Ollama", "dell'ossicodone"). Lowercase only: a capitalised one starts a name
+/// (`L'Oréal`, `D'Angelo`).
+const ELIDED_WORDS: [&str; 19] = [
+    "l", "d", "j", "m", "n", "s", "t", "c", "qu", "jusqu", "lorsqu", "puisqu", "un", "dell", "all",
+    "nell", "sull", "dall", "quell",
+];
+
+/// The length of the elided word and apostrophe that open `core` ("l'" of
+/// "l'oxicodon"), or 0. The word after it may be a term on its own ("de l'oxycodone"),
+/// or the elided consonant may be the first sound of a name Whisper split there
+/// ("à s'ébrener" for Ségolène), so a token is matched both ways.
+fn elided_prefix_len(core: &str) -> usize {
+    let Some((head, rest)) = core.split_once(['\'', '\u{2019}']) else {
+        return 0;
+    };
+    let mut letters = rest.chars();
+    let starts_with_vowel = letters.next().is_some_and(|c| {
+        let mut buffer = [0; 4];
+        matches!(
+            folded_letters(c.encode_utf8(&mut buffer)).as_slice(),
+            [b'a' | b'e' | b'i' | b'o' | b'u' | b'y' | b'h']
+        )
+    });
+    let word_follows = letters.next().is_some_and(char::is_alphabetic);
+    if starts_with_vowel && word_follows && ELIDED_WORDS.contains(&head) {
+        core.len() - rest.len()
+    } else {
+        0
+    }
 }
 
 /// Splits a transcript into words with their outer punctuation (and a possessive
@@ -95,6 +141,16 @@ pub(super) fn tokenize_by(text: &str, spelling: Spelling) -> Vec<Token<'_>> {
             || (!core.is_empty() && core.chars().all(|c| c.is_ascii_digit()));
         let key = key_by(&words, spelling);
         let letters = words.iter().flat_map(|w| folded_letters(w)).collect();
+        let skip = elided_prefix_len(core);
+        let elided = (skip > 0).then(|| {
+            let words = transcript_words(&core[skip..]);
+            Elided {
+                skip,
+                key: key_by(&words, spelling),
+                letters: words.iter().flat_map(|w| folded_letters(w)).collect(),
+                words,
+            }
+        });
         tokens.push(Token {
             core_start,
             core_end,
@@ -104,6 +160,7 @@ pub(super) fn tokenize_by(text: &str, spelling: Spelling) -> Vec<Token<'_>> {
             letters,
             breaks_after,
             common,
+            elided,
         });
     }
     join_spoken_symbols(text, &mut tokens);
@@ -275,7 +332,53 @@ pub(super) fn capitalised(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::tokenize;
     use crate::correction::tests::corrector;
+
+    #[test]
+    fn a_french_or_italian_elided_word_is_told_apart_from_the_word_it_is_glued_to() {
+        let text = "de l'oxicodon, qu'Ollama dell'ossicodone we've L'Oréal c'mon o'clock";
+        let elided: Vec<(&str, Option<&str>)> = tokenize(text)
+            .iter()
+            .map(|token| {
+                let after = token
+                    .elided
+                    .as_ref()
+                    .map(|elided| &token.core[elided.skip..]);
+                (token.core, after)
+            })
+            .collect();
+        assert_eq!(
+            elided,
+            [
+                ("de", None),
+                ("l'oxicodon", Some("oxicodon")),
+                ("qu'Ollama", Some("Ollama")),
+                ("dell'ossicodone", Some("ossicodone")),
+                ("we've", None),
+                ("L'Oréal", None),
+                ("c'mon", None),
+                ("o'clock", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_term_after_an_elided_word_is_merged_behind_it_and_a_name_split_there_whole() {
+        let merged = corrector(&["oxycodone"], &[]).merge_second_pass(
+            "Où l'y a donné de l'oxicodon subtilie.",
+            "Oulia donnait le oxycodone, c'est-il.",
+            &[0],
+        );
+        assert_eq!(merged, "Où l'y a donné de l'oxycodone subtilie.");
+        // The elided consonant is the name's first sound here.
+        let merged = corrector(&["Ségolène", "Grégoire"], &[]).merge_second_pass(
+            "Envoyer le compte rendu à s'égolet et à Grégoire.",
+            "Envoyer le compte rendu à Ségolène et à Grégoire.",
+            &[0],
+        );
+        assert_eq!(merged, "Envoyer le compte rendu à Ségolène et à Grégoire.");
+    }
 
     fn glues(dictionary: &[&str], first: &str, second: &str) -> bool {
         corrector(dictionary, &[]).glues_words(first, second)

@@ -364,7 +364,7 @@ impl Corrector {
             taken[range].iter_mut().for_each(|t| *t = true);
             placed.push(candidate.term);
             splices.push(Splice {
-                from: tokens[candidate.start].core_start,
+                from: candidate.from(tokens),
                 to: tokens[candidate.end - 1].core_end,
                 text: self.terms[candidate.term].text.clone(),
                 term: candidate.term,
