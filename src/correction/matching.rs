@@ -239,6 +239,10 @@ pub(super) fn choose(
         taken[start..candidate.start]
             .iter_mut()
             .for_each(|t| *t = true);
+        if start < candidate.start {
+            // The span now opens with the symbols' names, elided word and all.
+            candidate.skip = 0;
+        }
         candidate.start = start;
     }
     chosen.sort_by_key(|c| c.start);

@@ -1,5 +1,6 @@
 //! Transcript words for matching: each word's core (outer punctuation and a possessive
-//! `'s` split off), its spoken words, phonetic key and letters.
+//! `'s` split off), its spoken words, phonetic key and letters, and those of the word
+//! after a French or Italian elided word that opens it.
 
 use crate::context::mining::is_common_word;
 use crate::context::spoken::{symbol_name, transcript_words};
@@ -77,7 +78,7 @@ const ELIDED_WORDS: [&str; 19] = [
 /// The length of the elided word and apostrophe that open `core` ("l'" of
 /// "l'oxicodon"), or 0. The word after it may be a term on its own ("de l'oxycodone"),
 /// or the elided consonant may be the first sound of a name Whisper split there
-/// ("à s'ébrener" for Ségolène), so a token is matched both ways.
+/// ("à s'égolet" for `Ségolène`), so a token is matched both ways.
 fn elided_prefix_len(core: &str) -> usize {
     let Some((head, rest)) = core.split_once(['\'', '\u{2019}']) else {
         return 0;
