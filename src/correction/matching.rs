@@ -17,13 +17,16 @@ use crate::context::mining::is_ordinary_word;
 use crate::context::spoken::is_apostrophe;
 
 impl Corrector {
+    /// Matches the span `range` of `tokens` (`span_text`: its words, key and letters)
+    /// against `forms` (indices into the spoken forms), or, when `None`, against the
+    /// forms that start with the span's class of sound ([`buckets_of`]).
     pub(super) fn match_span(
         &self,
         tokens: &[Token<'_>],
-        start: usize,
-        end: usize,
+        (start, end): (usize, usize),
         span_text: &Span,
         mode: MatchMode,
+        forms: Option<&[usize]>,
         candidates: &mut Vec<Candidate>,
     ) {
         let relevance = mode == MatchMode::Relevance;
@@ -32,7 +35,9 @@ impl Corrector {
         let Some(&first) = key.first() else {
             return;
         };
-        let Some(bucket_forms) = self.buckets.get(&bucket(first)) else {
+        let Some(bucket_forms) =
+            forms.or_else(|| self.buckets.get(&bucket(first)).map(Vec::as_slice))
+        else {
             return;
         };
         let profile = ConsonantProfile::of(key);

@@ -372,6 +372,37 @@ impl Corrector {
 
     /// Every span of `tokens` that matches a term in `mode`.
     fn candidates(&self, tokens: &[Token<'_>], mode: MatchMode) -> Vec<Candidate> {
+        self.candidates_of(tokens, mode, None)
+    }
+
+    /// [`Self::candidates`] for the `terms` given only, each compared with every span
+    /// whatever its first sound: the merge asks about the few terms a prompted decode
+    /// wrote, so the index by first sound, which keeps a thousand terms cheap, would
+    /// only lose the names whose first sound Whisper heard as another class ("Kiff
+    /// Produktion" for `Cefpodoxim`).
+    fn candidates_among(
+        &self,
+        tokens: &[Token<'_>],
+        mode: MatchMode,
+        terms: &[usize],
+    ) -> Vec<Candidate> {
+        let forms: Vec<usize> = (0..self.forms.len())
+            .filter(|&index| terms.contains(&self.forms[index].term))
+            .collect();
+        self.candidates_of(tokens, mode, Some(&forms))
+            .into_iter()
+            .filter(|candidate| terms.contains(&candidate.term))
+            .collect()
+    }
+
+    /// The candidates of every span of `tokens` against `forms` (indices into the
+    /// spoken forms), or against the forms that start with a span's class of sound.
+    fn candidates_of(
+        &self,
+        tokens: &[Token<'_>],
+        mode: MatchMode,
+        forms: Option<&[usize]>,
+    ) -> Vec<Candidate> {
         let mut candidates = Vec::new();
         for start in 0..tokens.len() {
             let first = &tokens[start];
@@ -389,31 +420,34 @@ impl Corrector {
                 key: first.key.clone(),
                 letters: first.letters.clone(),
             };
-            self.spans_from(tokens, start, whole, 0, mode, &mut candidates);
+            self.spans_from(tokens, start, (whole, 0), mode, forms, &mut candidates);
             if let Some(elided) = &first.elided {
                 let after = Span {
                     words: elided.words.clone(),
                     key: elided.key.clone(),
                     letters: elided.letters.clone(),
                 };
-                self.spans_from(tokens, start, after, elided.skip, mode, &mut candidates);
+                let opening = (after, elided.skip);
+                self.spans_from(tokens, start, opening, mode, forms, &mut candidates);
             }
         }
         candidates
     }
 
-    /// The candidates of the spans that start with `span` (the token at `start`, or the
-    /// word after its elided word: `skip` bytes of its core left out) and run on over
-    /// the next tokens up to a phrase's end.
+    /// The candidates of the spans that start with `opening`'s span (the token at
+    /// `start`, or the word after its elided word: `opening`'s bytes of its core left
+    /// out) and run on over the next tokens up to a phrase's end; against `forms` as in
+    /// [`Self::candidates_of`].
     fn spans_from(
         &self,
         tokens: &[Token<'_>],
         start: usize,
-        mut span: Span,
-        skip: usize,
+        opening: (Span, usize),
         mode: MatchMode,
+        forms: Option<&[usize]>,
         candidates: &mut Vec<Candidate>,
     ) {
+        let (mut span, skip) = opening;
         for end in start + 1..=(start + self.max_span_words).min(tokens.len()) {
             let token = &tokens[end - 1];
             if end > start + 1 {
@@ -429,7 +463,7 @@ impl Corrector {
                 span.letters.extend_from_slice(&token.letters);
             }
             let before = candidates.len();
-            self.match_span(tokens, start, end, &span, mode, candidates);
+            self.match_span(tokens, (start, end), &span, mode, forms, candidates);
             for candidate in &mut candidates[before..] {
                 candidate.skip = skip;
             }

@@ -338,9 +338,8 @@ impl Corrector {
     /// the sounds it has beyond the term ("contract to Sersha" is not `Kubernetes`).
     fn term_spans(&self, tokens: &[Token<'_>], terms: &[usize]) -> Vec<Splice> {
         let mut candidates: Vec<_> = self
-            .candidates(tokens, MatchMode::Relevance)
+            .candidates_among(tokens, MatchMode::Relevance, terms)
             .into_iter()
-            .filter(|candidate| terms.contains(&candidate.term))
             .filter_map(|mut candidate| {
                 let span = &tokens[candidate.start..candidate.end];
                 if span.iter().any(|token| self.writes_a_term(token.core)) {
@@ -348,7 +347,8 @@ impl Corrector {
                 }
                 let threshold =
                     self.merge_threshold(span, &[candidate.term], RELEVANCE_THRESHOLD)?;
-                candidate.cost = self.distance_to_term(&joined_key(span), candidate.term)?;
+                let key = joined_key_after(span, candidate.skip > 0);
+                candidate.cost = self.distance_to_term(&key, candidate.term)?;
                 (candidate.cost <= threshold + 1e-4).then_some(candidate)
             })
             .collect();
@@ -580,7 +580,20 @@ fn glued_in(token: &Token<'_>, ours: &[Token<'_>]) -> bool {
 
 /// The phonetic key of consecutive tokens, as one key.
 pub(super) fn joined_key(tokens: &[Token<'_>]) -> Vec<u8> {
-    let mut key: Vec<u8> = tokens.iter().flat_map(|t| t.key.iter().copied()).collect();
+    joined_key_after(tokens, false)
+}
+
+/// [`joined_key`], from the word after the first token's elided word when `elided`
+/// (and the token has one).
+fn joined_key_after(tokens: &[Token<'_>], elided: bool) -> Vec<u8> {
+    let mut key: Vec<u8> = tokens
+        .iter()
+        .enumerate()
+        .flat_map(|(index, token)| match &token.elided {
+            Some(after) if elided && index == 0 => after.key.iter().copied(),
+            _ => token.key.iter().copied(),
+        })
+        .collect();
     key.dedup();
     key
 }

@@ -369,3 +369,17 @@ fn a_term_the_first_transcript_writes_is_not_swapped_for_a_sibling() {
     let second = "Generate a new key with ssh-keygen -t ed25519.";
     assert!(merge(&terms, first, second).contains("ed25519"));
 }
+
+#[test]
+fn a_term_whose_first_sound_was_heard_as_another_class_is_still_merged() {
+    // "Kiff" for "Cef": a stop heard for a sibilant. The merge compares the terms the
+    // prompted decode wrote with every span, not only those that start alike.
+    assert_eq!(
+        merge(
+            &["Cefpodoxim"],
+            "Heute Abend bekommen die Kiff-Produktion gegen die Infektion.",
+            "Heute Abend bekommen die Cefpodoxim, Gigabienfektion."
+        ),
+        "Heute Abend bekommen die Cefpodoxim gegen die Infektion."
+    );
+}
