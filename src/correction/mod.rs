@@ -188,7 +188,7 @@ struct FormEntry {
 }
 
 /// The spoken words of a span of tokens, with their key and letters.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone)]
 struct Span {
     words: Vec<String>,
     key: Vec<u8>,
@@ -422,12 +422,7 @@ impl Corrector {
             };
             self.spans_from(tokens, start, (whole, 0), mode, forms, &mut candidates);
             if let Some(elided) = &first.elided {
-                let after = Span {
-                    words: elided.words.clone(),
-                    key: elided.key.clone(),
-                    letters: elided.letters.clone(),
-                };
-                let opening = (after, elided.skip);
+                let opening = (elided.span.clone(), elided.skip);
                 self.spans_from(tokens, start, opening, mode, forms, &mut candidates);
             }
         }

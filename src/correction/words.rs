@@ -5,6 +5,7 @@
 use crate::context::mining::is_common_word;
 use crate::context::spoken::{symbol_name, transcript_words};
 
+use super::Span;
 use super::phonetic::folded_letters;
 use super::spellings::{Spelling, key_by};
 
@@ -32,9 +33,8 @@ pub(super) struct Token<'a> {
 pub(super) struct Elided {
     /// Bytes of the core before the word (the elided word and its apostrophe).
     pub(super) skip: usize,
-    pub(super) words: Vec<String>,
-    pub(super) key: Vec<u8>,
-    pub(super) letters: Vec<u8>,
+    /// The word's spoken words, key and letters.
+    pub(super) span: Span,
 }
 
 /// Punctuation that may open a word.
@@ -145,12 +145,12 @@ pub(super) fn tokenize_by(text: &str, spelling: Spelling) -> Vec<Token<'_>> {
         let skip = elided_prefix_len(core);
         let elided = (skip > 0).then(|| {
             let words = transcript_words(&core[skip..]);
-            Elided {
-                skip,
+            let span = Span {
                 key: key_by(&words, spelling),
                 letters: words.iter().flat_map(|w| folded_letters(w)).collect(),
                 words,
-            }
+            };
+            Elided { skip, span }
         });
         tokens.push(Token {
             core_start,

@@ -590,7 +590,7 @@ fn joined_key_after(tokens: &[Token<'_>], elided: bool) -> Vec<u8> {
         .iter()
         .enumerate()
         .flat_map(|(index, token)| match &token.elided {
-            Some(after) if elided && index == 0 => after.key.iter().copied(),
+            Some(after) if elided && index == 0 => after.span.key.iter().copied(),
             _ => token.key.iter().copied(),
         })
         .collect();
