@@ -10,7 +10,7 @@ use super::words::{Token, said_leading_symbols};
 use super::{
     COMMON_SPAN_THRESHOLD, Candidate, Corrector, FUNCTION_WORD_PENALTY, FUNCTION_WORDS,
     MATCH_THRESHOLD, MIN_FUZZY_KEY_LEN, MIN_RELEVANCE_KEY_LEN, MatchMode, NEAR_SPELLING_EDIT_COST,
-    NEAR_SPELLING_MIN_LETTERS, RELEVANCE_THRESHOLD, SINGLE_COMMON_WORD_THRESHOLD, Span, TermEntry,
+    NEAR_SPELLING_MIN_LETTERS, SINGLE_COMMON_WORD_THRESHOLD, Span, TermEntry,
     UNKNOWN_WORD_THRESHOLD,
 };
 use crate::context::mining::is_ordinary_word;
@@ -29,7 +29,8 @@ impl Corrector {
         forms: Option<&[usize]>,
         candidates: &mut Vec<Candidate>,
     ) {
-        let relevance = mode == MatchMode::Relevance;
+        let loose = mode.relevance_threshold();
+        let relevance = loose.is_some();
         let fuzzy = mode == MatchMode::Correct { fuzzy: true };
         let (words, key, letters) = (&span_text.words, &span_text.key, &span_text.letters);
         let Some(&first) = key.first() else {
@@ -90,8 +91,7 @@ impl Corrector {
             #[allow(clippy::cast_precision_loss)]
             let (length_gap, longest_f) =
                 (key.len().abs_diff(form.key.len()) as f32, longest as f32);
-            let threshold =
-                span_threshold(relevance, all_common, single_common, single_unknown, term);
+            let threshold = span_threshold(loose, all_common, single_common, single_unknown, term);
             let penalty = if relevance {
                 0.0
             } else {
@@ -166,14 +166,14 @@ impl Corrector {
 /// common words (one word, or only common words), looser for one unknown word that may be
 /// a misheard name, loosest when only looking for relevance (what the prompt names).
 fn span_threshold(
-    relevance: bool,
+    loose: Option<f32>,
     all_common: bool,
     single_common: bool,
     single_unknown: bool,
     term: &TermEntry,
 ) -> f32 {
-    if relevance {
-        RELEVANCE_THRESHOLD
+    if let Some(loose) = loose {
+        loose
     } else if single_common {
         SINGLE_COMMON_WORD_THRESHOLD
     } else if all_common {

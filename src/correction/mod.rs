@@ -91,6 +91,11 @@ pub const FUNCTION_WORD_PENALTY: f32 = 0.1;
 /// Highest normalised phonetic distance at which a span makes a term relevant
 /// ([`Corrector::relevant_terms`]).
 pub const RELEVANCE_THRESHOLD: f32 = 0.45;
+/// Highest normalised phonetic distance at which the merge gives a span of unusual
+/// words to a term that two prompted decodes of the window, each prompted differently,
+/// both wrote: two witnesses need less of the plain decode's sound than one
+/// ([`Corrector::merge_witnessed_terms`]).
+pub const WITNESSED_THRESHOLD: f32 = 0.55;
 /// Keys with fewer phones than this are never relevant by sound alone.
 pub const MIN_RELEVANCE_KEY_LEN: usize = 3;
 /// Keys with fewer phones than this only match exactly.
@@ -204,8 +209,22 @@ enum MatchMode {
         /// spelling conventions (English, or of unknown language; German, Spanish, French).
         fuzzy: bool,
     },
-    /// Loose matching that decides which terms to prompt for.
+    /// Loose matching that decides which terms to prompt for, and which span a term
+    /// one prompted decode wrote replaces ([`RELEVANCE_THRESHOLD`]).
     Relevance,
+    /// Relevance for a term two prompted decodes both wrote ([`WITNESSED_THRESHOLD`]).
+    Witnessed,
+}
+
+impl MatchMode {
+    /// The loose threshold of a relevance mode; `None` for correction.
+    pub(super) fn relevance_threshold(self) -> Option<f32> {
+        match self {
+            MatchMode::Relevance => Some(RELEVANCE_THRESHOLD),
+            MatchMode::Witnessed => Some(WITNESSED_THRESHOLD),
+            MatchMode::Correct { .. } => None,
+        }
+    }
 }
 
 /// A possible replacement of tokens `start..end` by term `term`.
@@ -411,7 +430,7 @@ impl Corrector {
             }
             if matches!(
                 mode,
-                MatchMode::Relevance | MatchMode::Correct { fuzzy: true }
+                MatchMode::Relevance | MatchMode::Witnessed | MatchMode::Correct { fuzzy: true }
             ) {
                 self.match_near_spelling(first, start, &mut candidates);
             }

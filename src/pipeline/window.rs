@@ -70,6 +70,40 @@ impl<'p> Passes<'p> {
     }
 }
 
+/// `text` with the terms it does not write that both prompted decodes (`witnesses`:
+/// the term pass's and the context pass's transcripts, where each kept the speech) wrote,
+/// merged from each in turn where `text` has words that sound roughly like them
+/// ([`Corrector::merge_witnessed_terms`]). One witness is not enough for so loose a
+/// match: a decode told the terms writes them unheard, and the two passes are prompted
+/// differently (the terms alone, biased; the messages and the terms).
+fn merge_witnessed(
+    corrector: &Corrector,
+    terms: &ContextTerms,
+    text: String,
+    witnesses: &[String],
+) -> String {
+    let [term_pass, context_pass] = witnesses else {
+        return text;
+    };
+    let witnessed: Vec<usize> = terms
+        .terms()
+        .iter()
+        .enumerate()
+        .filter(|(_, term)| {
+            let term = term.text();
+            !contains_word(&text, term)
+                && contains_word(term_pass, term)
+                && contains_word(context_pass, term)
+        })
+        .map(|(index, _)| index)
+        .collect();
+    if witnessed.is_empty() {
+        return text;
+    }
+    let merged = corrector.merge_witnessed_terms(&text, context_pass, &witnessed);
+    corrector.merge_witnessed_terms(&merged, term_pass, &witnessed)
+}
+
 /// The per-window policy of one transcriber: its speech provider (to tokenize prompts
 /// and build biases) and the context layers switched on.
 pub(super) struct WindowPolicy<'a> {
@@ -205,15 +239,17 @@ impl<'a> WindowPolicy<'a> {
             }
             None => (first.clone(), Vec::new()),
         };
+        let mut witnesses = Vec::new();
         if !all_written(&text) {
             let passes = Passes::new(&first, &text, &heard, &guesses, &finish);
-            (text, heard) = self.term_pass(window, terms, corrector, &passes)?;
+            (text, heard) = self.term_pass(window, terms, corrector, &passes, &mut witnesses)?;
         }
         if layers.prompt && !all_written(&text) {
             let passes = Passes::new(&first, &text, &heard, &guesses, &finish);
-            text = self.context_pass(window, messages, terms, corrector, &passes)?;
+            text =
+                self.context_pass(window, messages, terms, corrector, &passes, &mut witnesses)?;
         }
-        Ok(text)
+        Ok(merge_witnessed(corrector, terms, text, &witnesses))
     }
 
     /// A decode prompted with the terms: those the plain transcript `first` sounds like
@@ -234,6 +270,7 @@ impl<'a> WindowPolicy<'a> {
         terms: &ContextTerms,
         corrector: &Corrector,
         passes: &Passes<'_>,
+        witnesses: &mut Vec<String>,
     ) -> Result<(String, String)> {
         let Passes {
             first,
@@ -286,7 +323,9 @@ impl<'a> WindowPolicy<'a> {
             second = finish(&window.decode_prompted(&prompt, None)?);
         }
         Ok(if keeps_the_speech(text, &second) {
-            passes.merge(corrector, &second, &indices)
+            let merged = passes.merge(corrector, &second, &indices);
+            witnesses.push(second);
+            merged
         } else {
             unchanged()
         })
@@ -302,6 +341,7 @@ impl<'a> WindowPolicy<'a> {
         terms: &ContextTerms,
         corrector: &Corrector,
         passes: &Passes<'_>,
+        witnesses: &mut Vec<String>,
     ) -> Result<String> {
         let Passes { text, finish, .. } = *passes;
         let glossary = terms.leading(MAX_GLOSSARY_TERMS);
@@ -326,7 +366,9 @@ impl<'a> WindowPolicy<'a> {
         }
         let all: Vec<usize> = (0..terms.len()).collect();
         let (merged, _) = passes.merge(corrector, &second, &all);
-        Ok(corrector.prefer_second_pass(&merged, &second, window.continues()))
+        let text = corrector.prefer_second_pass(&merged, &second, window.continues());
+        witnesses.push(second);
+        Ok(text)
     }
 
     /// The decode-time bias towards `terms`' written forms, weighted by origin (`None`

@@ -249,6 +249,35 @@ impl Corrector {
         second: &str,
         candidates: &[usize],
     ) -> Vec<Splice> {
+        self.splices_matched(first, second, candidates, MatchMode::Relevance)
+    }
+
+    /// [`Corrector::merge_second_pass`] of the terms among `witnessed` that two decodes
+    /// of the window, each prompted differently, both wrote (`second` is one of them):
+    /// a term's span of unusual words may sound further from it, within
+    /// [`super::WITNESSED_THRESHOLD`]. On garbled audio (espeak-ng voices outside English) the
+    /// plain decode's words for a name are often too far for one witness ("Genevilla"
+    /// for `Echeverría`, "Dibobro" for `Thibault`, "leotuato" for `Neo4j`: 0.48-0.55),
+    /// while a distractor the passes write copying the prompt's list is written by one
+    /// of them, or where the plain decode's words sound further still ("cumts" for
+    /// `Codecov`: 0.63). Spans of common words keep their strict threshold.
+    #[must_use]
+    pub fn merge_witnessed_terms(&self, first: &str, second: &str, witnessed: &[usize]) -> String {
+        apply_splices(
+            first,
+            &self.splices_matched(first, second, witnessed, MatchMode::Witnessed),
+        )
+    }
+
+    /// [`Corrector::second_pass_splices`], each term's span matched in `mode`
+    /// ([`MatchMode::Relevance`] or [`MatchMode::Witnessed`]).
+    fn splices_matched(
+        &self,
+        first: &str,
+        second: &str,
+        candidates: &[usize],
+        mode: MatchMode,
+    ) -> Vec<Splice> {
         let new_terms: Vec<usize> = candidates
             .iter()
             .copied()
@@ -327,7 +356,7 @@ impl Corrector {
                 });
                 continue;
             }
-            splices.extend(self.term_spans(ours_block, &block_terms));
+            splices.extend(self.term_spans(ours_block, &block_terms, mode));
         }
         splices
     }
@@ -336,17 +365,17 @@ impl Corrector {
     /// non-overlapping replacements by the term. The distance is normalised by the
     /// length of the term's spoken form, not the span's: a long span gets no credit for
     /// the sounds it has beyond the term ("contract to Sersha" is not `Kubernetes`).
-    fn term_spans(&self, tokens: &[Token<'_>], terms: &[usize]) -> Vec<Splice> {
+    fn term_spans(&self, tokens: &[Token<'_>], terms: &[usize], mode: MatchMode) -> Vec<Splice> {
+        let loose = mode.relevance_threshold().unwrap_or(RELEVANCE_THRESHOLD);
         let mut candidates: Vec<_> = self
-            .candidates_among(tokens, MatchMode::Relevance, terms)
+            .candidates_among(tokens, mode, terms)
             .into_iter()
             .filter_map(|mut candidate| {
                 let span = &tokens[candidate.start..candidate.end];
                 if span.iter().any(|token| self.writes_a_term(token.core)) {
                     return None; // a written term stays (see `second_pass_splices`)
                 }
-                let threshold =
-                    self.merge_threshold(span, &[candidate.term], RELEVANCE_THRESHOLD)?;
+                let threshold = self.merge_threshold(span, &[candidate.term], loose)?;
                 let key = joined_key_after(span, candidate.skip > 0);
                 candidate.cost = self.distance_to_term(&key, candidate.term)?;
                 (candidate.cost <= threshold + 1e-4).then_some(candidate)

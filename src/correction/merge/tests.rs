@@ -383,3 +383,42 @@ fn a_term_whose_first_sound_was_heard_as_another_class_is_still_merged() {
         "Heute Abend bekommen die Cefpodoxim gegen die Infektion."
     );
 }
+
+fn merge_witnessed(dictionary: &[&str], first: &str, second: &str) -> String {
+    let dictionary = Dictionary::from_terms(dictionary).expect("valid");
+    let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
+    let corrector = Corrector::new(&terms);
+    let all: Vec<usize> = (0..terms.len()).collect();
+    corrector.merge_witnessed_terms(first, second, &all)
+}
+
+#[test]
+fn a_term_two_passes_wrote_takes_words_that_sound_further_from_it() {
+    // An espeak-ng voice in Spanish: the plain decode's "Genevilla" is too far from
+    // `Echeverría` for one pass's word, not for two.
+    let first = "La moto la cimena de Genevilla y Salados resultamos mañana.";
+    let second = "La mottona Ximena Echeverría, Esar. Los insultamos mayara.";
+    let dictionary = ["Echeverría", "Itziar"];
+    assert_eq!(merge(&dictionary, first, second), first);
+    assert_eq!(
+        merge_witnessed(&dictionary, first, second),
+        "La moto la cimena de Echeverría y Salados resultamos mañana."
+    );
+}
+
+#[test]
+fn a_witnessed_term_still_needs_words_that_sound_like_it() {
+    // Both passes copied the prompt's list; "cumts" is far from `Codecov`, and common
+    // words keep their strict threshold.
+    let first = "So how cumts and the coverage drop below 80%";
+    let second = "SonarQube, Codecov. It's dropped below 80%.";
+    assert_eq!(merge_witnessed(&["Codecov"], first, second), first);
+    assert_eq!(
+        merge_witnessed(
+            &["Datadog"],
+            "The next page is ready.",
+            "The Datadog is ready."
+        ),
+        "The next page is ready."
+    );
+}
