@@ -20,6 +20,8 @@
 //!   ([`super::RELEVANCE_THRESHOLD`]; [`COMMON_WORDS_MERGE_THRESHOLD`] for a span of
 //!   common words): "Kuhmatter Simhation Centum" keeps "Simhation Centum" and gets
 //!   "Kubernetes";
+//! - a term both prompted decodes of a window wrote, each prompted differently, may
+//!   take words that sound further from it ([`Corrector::merge_witnessed_terms`]);
 //! - a term the second transcript writes where the first has nothing, or nothing that
 //!   sounds like it, is dropped: the decoder wrote it because it was told to, not
 //!   because it heard it;
