@@ -3,11 +3,15 @@
 use crate::context::{ContextTerms, Dictionary, Message};
 use crate::correction::Corrector;
 
-fn merge(dictionary: &[&str], first: &str, second: &str) -> String {
+/// A corrector of `dictionary`'s terms, and the indices of all of them.
+fn corrector(dictionary: &[&str]) -> (Corrector, Vec<usize>) {
     let dictionary = Dictionary::from_terms(dictionary).expect("valid");
     let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
-    let corrector = Corrector::new(&terms);
-    let all: Vec<usize> = (0..terms.len()).collect();
+    (Corrector::new(&terms), (0..terms.len()).collect())
+}
+
+fn merge(dictionary: &[&str], first: &str, second: &str) -> String {
+    let (corrector, all) = corrector(dictionary);
     corrector.merge_second_pass(first, second, &all)
 }
 
@@ -73,9 +77,9 @@ fn prefer(dictionary: &[&str], merged: &str, second: &str) -> String {
 
 /// [`prefer`] in a window that `more_follows` (or not).
 fn prefer_in_window(dictionary: &[&str], merged: &str, second: &str, more_follows: bool) -> String {
-    let dictionary = Dictionary::from_terms(dictionary).expect("valid");
-    let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
-    Corrector::new(&terms).prefer_second_pass(merged, second, more_follows)
+    corrector(dictionary)
+        .0
+        .prefer_second_pass(merged, second, more_follows)
 }
 
 /// Word-level edits of dictated sentences (words dropped, repeated, replaced by a
@@ -385,10 +389,7 @@ fn a_term_whose_first_sound_was_heard_as_another_class_is_still_merged() {
 }
 
 fn merge_witnessed(dictionary: &[&str], first: &str, second: &str) -> String {
-    let dictionary = Dictionary::from_terms(dictionary).expect("valid");
-    let terms = ContextTerms::from_context(&Vec::<Message>::new(), &dictionary);
-    let corrector = Corrector::new(&terms);
-    let all: Vec<usize> = (0..terms.len()).collect();
+    let (corrector, all) = corrector(dictionary);
     corrector.merge_witnessed_terms(first, second, &all)
 }
 
