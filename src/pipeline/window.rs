@@ -70,9 +70,18 @@ impl<'p> Passes<'p> {
     }
 }
 
-/// `text` with the terms it does not write that both prompted decodes (`witnesses`:
-/// the term pass's and the context pass's transcripts, where each kept the speech) wrote,
-/// merged from each in turn where `text` has words that sound roughly like them
+/// The prompted passes' transcripts, each where it kept the speech: the witnesses of
+/// [`merge_witnessed`].
+#[derive(Default)]
+struct Witnesses {
+    /// The term pass's ([`WindowPolicy::term_pass`]).
+    term_pass: Option<String>,
+    /// The context pass's ([`WindowPolicy::context_pass`]).
+    context_pass: Option<String>,
+}
+
+/// `text` with the terms it does not write that both prompted decodes (`witnesses`)
+/// wrote, merged from each in turn where `text` has words that sound roughly like them
 /// ([`Corrector::merge_witnessed_terms`]). One witness is not enough for so loose a
 /// match: a decode told the terms writes them unheard, and the two passes are prompted
 /// differently (the terms alone, biased; the messages and the terms).
@@ -80,9 +89,10 @@ fn merge_witnessed(
     corrector: &Corrector,
     terms: &ContextTerms,
     text: String,
-    witnesses: &[String],
+    witnesses: &Witnesses,
 ) -> String {
-    let [term_pass, context_pass] = witnesses else {
+    let (Some(term_pass), Some(context_pass)) = (&witnesses.term_pass, &witnesses.context_pass)
+    else {
         return text;
     };
     let witnessed: Vec<usize> = terms
@@ -239,7 +249,7 @@ impl<'a> WindowPolicy<'a> {
             }
             None => (first.clone(), Vec::new()),
         };
-        let mut witnesses = Vec::new();
+        let mut witnesses = Witnesses::default();
         if !all_written(&text) {
             let passes = Passes::new(&first, &text, &heard, &guesses, &finish);
             (text, heard) = self.term_pass(window, terms, corrector, &passes, &mut witnesses)?;
@@ -270,7 +280,7 @@ impl<'a> WindowPolicy<'a> {
         terms: &ContextTerms,
         corrector: &Corrector,
         passes: &Passes<'_>,
-        witnesses: &mut Vec<String>,
+        witnesses: &mut Witnesses,
     ) -> Result<(String, String)> {
         let Passes {
             first,
@@ -324,7 +334,7 @@ impl<'a> WindowPolicy<'a> {
         }
         Ok(if keeps_the_speech(text, &second) {
             let merged = passes.merge(corrector, &second, &indices);
-            witnesses.push(second);
+            witnesses.term_pass = Some(second);
             merged
         } else {
             unchanged()
@@ -341,7 +351,7 @@ impl<'a> WindowPolicy<'a> {
         terms: &ContextTerms,
         corrector: &Corrector,
         passes: &Passes<'_>,
-        witnesses: &mut Vec<String>,
+        witnesses: &mut Witnesses,
     ) -> Result<String> {
         let Passes { text, finish, .. } = *passes;
         let glossary = terms.leading(MAX_GLOSSARY_TERMS);
@@ -367,7 +377,7 @@ impl<'a> WindowPolicy<'a> {
         let all: Vec<usize> = (0..terms.len()).collect();
         let (merged, _) = passes.merge(corrector, &second, &all);
         let text = corrector.prefer_second_pass(&merged, &second, window.continues());
-        witnesses.push(second);
+        witnesses.context_pass = Some(second);
         Ok(text)
     }
 
