@@ -79,7 +79,10 @@ impl Corrector {
             if !old.iter().all(|word| word.common) {
                 continue;
             }
-            let letters: Vec<u8> = old.iter().flat_map(|w| w.letters.iter().copied()).collect();
+            let letters: Vec<u8> = old
+                .iter()
+                .flat_map(|w| w.spoken.letters.iter().copied())
+                .collect();
             let term = (0..self.terms.len()).find(|&term| {
                 let entry = &self.terms[term];
                 let spells = |word: &[u8]| {
@@ -94,7 +97,7 @@ impl Corrector {
                 // atomic" -> `--atomic`).
                 entry.text.chars().any(char::is_uppercase)
                     && contains_word(text, &entry.text)
-                    && old.iter().any(|word| spells(&word.letters))
+                    && old.iter().any(|word| spells(&word.spoken.letters))
                     && !(old.len() > 1 && spells(&letters))
             });
             // Ordinary words that sound like a spoken form the caller gave ("so she" for
@@ -121,12 +124,16 @@ impl Corrector {
     /// derived form and not the term's own letters spell the words.
     fn name_reading(&self, old: &[Token<'_>], term: usize) -> Option<String> {
         let entry = &self.terms[term];
-        let letters: Vec<u8> = old.iter().flat_map(|w| w.letters.iter().copied()).collect();
+        let letters: Vec<u8> = old
+            .iter()
+            .flat_map(|w| w.spoken.letters.iter().copied())
+            .collect();
         let derived = (entry.plain_word && entry.letters == letters)
             || self.forms.iter().any(|form| {
                 form.term == term
                     && !form.given
-                    && (form.letters == letters || old.iter().any(|w| w.letters == form.letters))
+                    && (form.letters == letters
+                        || old.iter().any(|w| w.spoken.letters == form.letters))
             });
         if derived {
             return None;
@@ -155,7 +162,9 @@ impl Corrector {
         self.terms
             .iter()
             .position(|entry| {
-                entry.text == text && is_capitalised(&entry.text) && entry.letters == word.letters
+                entry.text == text
+                    && is_capitalised(&entry.text)
+                    && entry.letters == word.spoken.letters
             })
             .filter(|_| is_ordinary_word(word.core))
     }

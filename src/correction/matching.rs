@@ -45,7 +45,8 @@ impl Corrector {
         let span = &tokens[start..end];
         let all_common = span.iter().all(|t| t.common);
         let single_common = span.len() == 1 && span[0].common;
-        let single_unknown = span.len() == 1 && !span[0].common && span[0].letters.len() >= 4;
+        let single_unknown =
+            span.len() == 1 && !span[0].common && span[0].spoken.letters.len() >= 4;
         for &form_index in bucket_forms {
             let form = &self.forms[form_index];
             let longest = key.len().max(form.key.len());
@@ -129,7 +130,7 @@ impl Corrector {
         at: usize,
         candidates: &mut Vec<Candidate>,
     ) {
-        let letters = &token.letters;
+        let letters = &token.spoken.letters;
         if token.common
             || letters.len() + 1 < NEAR_SPELLING_MIN_LETTERS
             || !token.core.chars().all(char::is_alphabetic)

@@ -193,7 +193,7 @@ struct FormEntry {
 }
 
 /// The spoken words of a span of tokens, with their key and letters.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct Span {
     words: Vec<String>,
     key: Vec<u8>,
@@ -425,7 +425,7 @@ impl Corrector {
         let mut candidates = Vec::new();
         for start in 0..tokens.len() {
             let first = &tokens[start];
-            if first.words.is_empty() {
+            if first.spoken.words.is_empty() {
                 continue;
             }
             if matches!(
@@ -434,12 +434,8 @@ impl Corrector {
             ) {
                 self.match_near_spelling(first, start, &mut candidates);
             }
-            let whole = Span {
-                words: first.words.clone(),
-                key: first.key.clone(),
-                letters: first.letters.clone(),
-            };
-            self.spans_from(tokens, start, (whole, 0), mode, forms, &mut candidates);
+            let whole = (first.spoken.clone(), 0);
+            self.spans_from(tokens, start, whole, mode, forms, &mut candidates);
             if let Some(elided) = &first.elided {
                 let opening = (elided.span.clone(), elided.skip);
                 self.spans_from(tokens, start, opening, mode, forms, &mut candidates);
@@ -465,16 +461,17 @@ impl Corrector {
         for end in start + 1..=(start + self.max_span_words).min(tokens.len()) {
             let token = &tokens[end - 1];
             if end > start + 1 {
-                if token.words.is_empty() {
+                if token.spoken.words.is_empty() {
                     break;
                 }
-                span.words.extend(token.words.iter().cloned());
+                span.words.extend(token.spoken.words.iter().cloned());
                 // Keys are deduplicated phone runs: a join repeats no phone.
-                let repeated =
-                    usize::from(span.key.last().is_some() && span.key.last() == token.key.first());
+                let repeated = usize::from(
+                    span.key.last().is_some() && span.key.last() == token.spoken.key.first(),
+                );
                 span.key
-                    .extend_from_slice(&token.key[repeated.min(token.key.len())..]);
-                span.letters.extend_from_slice(&token.letters);
+                    .extend_from_slice(&token.spoken.key[repeated.min(token.spoken.key.len())..]);
+                span.letters.extend_from_slice(&token.spoken.letters);
             }
             let before = candidates.len();
             self.match_span(tokens, (start, end), &span, mode, forms, candidates);
@@ -647,8 +644,9 @@ impl Corrector {
         for token in &tokens {
             for (index, term) in self.terms.iter().enumerate() {
                 if term.letters.len() >= 4
-                    && token.letters.len() >= term.letters.len()
+                    && token.spoken.letters.len() >= term.letters.len()
                     && token
+                        .spoken
                         .letters
                         .windows(term.letters.len())
                         .any(|w| w == term.letters.as_slice())

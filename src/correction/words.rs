@@ -16,10 +16,8 @@ pub(super) struct Token<'a> {
     pub(super) core_start: usize,
     pub(super) core_end: usize,
     pub(super) core: &'a str,
-    pub(super) words: Vec<String>,
-    /// The phonetic key and folded letters of `words`.
-    pub(super) key: Vec<u8>,
-    pub(super) letters: Vec<u8>,
+    /// The core's spoken words, with their phonetic key and folded letters.
+    pub(super) spoken: Span,
     /// Punctuation after the core ends a span.
     pub(super) breaks_after: bool,
     pub(super) common: bool,
@@ -132,33 +130,24 @@ pub(super) fn tokenize_by(text: &str, spelling: Spelling) -> Vec<Token<'_>> {
         let breaks_after = trailing
             .chars()
             .any(|c| matches!(c, '.' | ',' | '!' | '?' | ';' | ':' | '…'));
-        let words = if core.is_empty() {
-            Vec::new()
+        let spoken = if core.is_empty() {
+            Span::default()
         } else {
-            transcript_words(core)
+            spoken_span(core, spelling)
         };
         // Digits are as known as common words: Whisper chose to write the number.
         let common = (core.chars().all(char::is_alphabetic) && is_common_word(core))
             || (!core.is_empty() && core.chars().all(|c| c.is_ascii_digit()));
-        let key = key_by(&words, spelling);
-        let letters = words.iter().flat_map(|w| folded_letters(w)).collect();
         let skip = elided_prefix_len(core);
-        let elided = (skip > 0).then(|| {
-            let words = transcript_words(&core[skip..]);
-            let span = Span {
-                key: key_by(&words, spelling),
-                letters: words.iter().flat_map(|w| folded_letters(w)).collect(),
-                words,
-            };
-            Elided { skip, span }
+        let elided = (skip > 0).then(|| Elided {
+            skip,
+            span: spoken_span(&core[skip..], spelling),
         });
         tokens.push(Token {
             core_start,
             core_end,
             core,
-            words,
-            key,
-            letters,
+            spoken,
             breaks_after,
             common,
             elided,
@@ -166,6 +155,17 @@ pub(super) fn tokenize_by(text: &str, spelling: Spelling) -> Vec<Token<'_>> {
     }
     join_spoken_symbols(text, &mut tokens);
     tokens
+}
+
+/// A transcript word's spoken words ([`transcript_words`]) with their key by
+/// `spelling`'s conventions and their folded letters.
+fn spoken_span(word: &str, spelling: Spelling) -> Span {
+    let words = transcript_words(word);
+    Span {
+        key: key_by(&words, spelling),
+        letters: words.iter().flat_map(|w| folded_letters(w)).collect(),
+        words,
+    }
 }
 
 /// Symbols a speaker says inside a path or identifier (their names: "slash",
@@ -200,8 +200,8 @@ fn join_spoken_symbols(text: &str, tokens: &mut [Token<'_>]) {
         let trailing = text[token.core_end..next.core_start].trim_end();
         let comma = trailing == ",";
         let stop = trailing == ".";
-        let said_symbol =
-            symbol_at(token.words.last(), false) || symbol_at(next.words.first(), true);
+        let said_symbol = symbol_at(token.spoken.words.last(), false)
+            || symbol_at(next.spoken.words.first(), true);
         let lowercase_next = next.core.chars().next().is_some_and(char::is_lowercase);
         if (comma && said_symbol) || (stop && lowercase_next) {
             token.breaks_after = false;
@@ -264,7 +264,7 @@ pub(super) fn said_leading_symbols(
     let Some(name) = symbol_name(symbol) else {
         return span.start;
     };
-    let said = |token: &Token<'_>| matches!(token.words.as_slice(), [word] if word == name);
+    let said = |token: &Token<'_>| matches!(token.spoken.words.as_slice(), [word] if word == name);
     let leading = term.chars().take_while(|&c| c == symbol).count();
     let in_span = tokens[span.clone()]
         .iter()

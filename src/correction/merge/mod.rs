@@ -195,7 +195,7 @@ impl Corrector {
             !at_an_end
                 && ours[block.ours.clone()]
                     .iter()
-                    .all(|token| says_nothing(&token.words))
+                    .all(|token| says_nothing(&token.spoken.words))
                 && self.terms.iter().any(|term| {
                     contains_word(added, &term.text) && !contains_word(merged, &term.text)
                 })
@@ -321,12 +321,12 @@ impl Corrector {
             }
             let said_words: Vec<&String> = ours_block
                 .iter()
-                .flat_map(|token| token.words.iter())
+                .flat_map(|token| token.spoken.words.iter())
                 .collect();
             let only_terms_and_known_words = theirs_block.iter().all(|token| {
                 token.common
-                    || (!token.words.is_empty()
-                        && token.words.iter().all(|word| said_words.contains(&word)))
+                    || (!token.spoken.words.is_empty()
+                        && token.spoken.words.iter().all(|w| said_words.contains(&w)))
                     || glued_in(token, ours_block)
                     || block_terms
                         .iter()
@@ -601,11 +601,12 @@ fn contains_whole_term(text: &str, term: &str) -> bool {
 /// transcript glued the word to its neighbour ("Zeitjahrenlewote" for "seit Jahren
 /// Levo..."), and the second one, which split them, says it too.
 fn glued_in(token: &Token<'_>, ours: &[Token<'_>]) -> bool {
-    !token.letters.is_empty()
+    let letters = &token.spoken.letters;
+    !letters.is_empty()
         && ours.iter().any(|word| {
-            word.letters.len() > token.letters.len()
-                && (word.letters.starts_with(&token.letters)
-                    || word.letters.ends_with(&token.letters))
+            let longer = &word.spoken.letters;
+            longer.len() > letters.len()
+                && (longer.starts_with(letters) || longer.ends_with(letters))
         })
 }
 
@@ -622,7 +623,7 @@ fn joined_key_after(tokens: &[Token<'_>], elided: bool) -> Vec<u8> {
         .enumerate()
         .flat_map(|(index, token)| match &token.elided {
             Some(after) if elided && index == 0 => after.span.key.iter().copied(),
-            _ => token.key.iter().copied(),
+            _ => token.spoken.key.iter().copied(),
         })
         .collect();
     key.dedup();
